@@ -1,0 +1,136 @@
+//! Compiles `kernels-gpu/` (Rust, no_std) to PTX with the pinned nightly and embeds it.
+//!
+//! A nested cargo runs in `kernels-gpu/` with its own target dir under OUT_DIR (sharing ours
+//! deadlocks on the lock) and an environment cleaned of the outer build's toolchain and build-script
+//! variables, so `kernels-gpu/rust-toolchain.toml` decides the toolchain; `RUSTUP_AUTO_INSTALL=1`
+//! lets rustup fetch it on a fresh machine. There is no nvptx linker, so the crate is built as an
+//! rlib and the PTX is rustc's `--emit=asm` of the single codegen unit.
+//!
+//! `GPUPRIMS_CUDA_ARCH` (default `sm_70`) selects `-C target-cpu`; the driver JIT-compiles the PTX
+//! for the actual device when the module is loaded.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const DEFAULT_ARCH: &str = "sm_70";
+
+fn main() {
+    let root =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let kernels = root.join("kernels-gpu");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+
+    println!("cargo:rerun-if-changed=kernels-gpu/src");
+    println!("cargo:rerun-if-changed=kernels-gpu/Cargo.toml");
+    println!("cargo:rerun-if-changed=kernels-gpu/rust-toolchain.toml");
+    println!("cargo:rerun-if-env-changed=GPUPRIMS_CUDA_ARCH");
+
+    let arch = env::var("GPUPRIMS_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
+    if !arch.starts_with("sm_") || !arch[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
+        fail(&format!(
+            "GPUPRIMS_CUDA_ARCH={arch:?} is not an sm_XY architecture (e.g. sm_70, sm_90)"
+        ));
+    }
+    let target_dir = out_dir.join("kernels-target");
+
+    let mut cmd = Command::new("cargo");
+    cmd.current_dir(&kernels)
+        .args([
+            "rustc",
+            "--release",
+            "--lib",
+            "--target",
+            "nvptx64-nvidia-cuda",
+            "-Zbuild-std=core",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(["--", "--emit=asm", "-C"])
+        .arg(format!("target-cpu={arch}"));
+    clean_env(&mut cmd);
+    cmd.env("RUSTUP_AUTO_INSTALL", "1");
+
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| fail(&format!("could not run cargo for kernels-gpu: {e}")));
+    if !status.success() {
+        fail(&format!(
+            "building kernels-gpu for nvptx64 failed ({status})"
+        ));
+    }
+
+    let ptx = newest_ptx(&target_dir.join("nvptx64-nvidia-cuda/release/deps"))
+        .unwrap_or_else(|| fail("kernels-gpu built but no PTX (.s) was emitted"));
+    let text = fs::read_to_string(&ptx)
+        .unwrap_or_else(|e| fail(&format!("reading {}: {e}", ptx.display())));
+    if !text.contains(".entry") {
+        fail(&format!("{} holds no kernel entry", ptx.display()));
+    }
+    fs::write(out_dir.join("gpuprims_kernels.ptx"), text)
+        .unwrap_or_else(|e| fail(&format!("writing PTX: {e}")));
+    println!("cargo:rustc-env=GPUPRIMS_PTX_ARCH={arch}");
+}
+
+/// Removes what the outer cargo/rustup set for *this* build, so the nested build picks the
+/// kernels' pinned toolchain and its own flags. `CARGO_HOME` stays (shared registry cache).
+fn clean_env(cmd: &mut Command) {
+    for (key, _) in env::vars_os() {
+        let Some(key) = key.to_str() else { continue };
+        let drop = matches!(
+            key,
+            "RUSTUP_TOOLCHAIN"
+                | "RUSTC"
+                | "RUSTC_WRAPPER"
+                | "RUSTC_WORKSPACE_WRAPPER"
+                | "RUSTDOC"
+                | "RUSTFLAGS"
+                | "CARGO_ENCODED_RUSTFLAGS"
+                | "CARGO"
+                | "CARGO_TARGET_DIR"
+                | "CARGO_BUILD_TARGET"
+                | "TARGET"
+                | "HOST"
+                | "OUT_DIR"
+                | "OPT_LEVEL"
+                | "PROFILE"
+                | "DEBUG"
+                | "NUM_JOBS"
+                | "RUSTC_LINKER"
+        ) || (key.starts_with("CARGO_") && key != "CARGO_HOME")
+            || key.starts_with("DEP_");
+        if drop {
+            cmd.env_remove(key);
+        }
+    }
+}
+
+/// The most recently written `gpuprims_kernels-*.s` in `deps`.
+fn newest_ptx(deps: &Path) -> Option<PathBuf> {
+    fs::read_dir(deps)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "s")
+                && p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with("gpuprims_kernels"))
+        })
+        .max_by_key(|p| fs::metadata(p).and_then(|m| m.modified()).ok())
+}
+
+fn fail(msg: &str) -> ! {
+    eprintln!();
+    eprintln!("error: gpuprims could not build its GPU kernels: {msg}");
+    eprintln!("  The kernels are Rust compiled to PTX with the toolchain pinned in");
+    eprintln!("  kernels-gpu/rust-toolchain.toml (nightly-2026-05-20 with rust-src).");
+    eprintln!(
+        "  Needed: rustup on PATH (https://rustup.rs) and network access to fetch that toolchain"
+    );
+    eprintln!("  once, or install it by hand:");
+    eprintln!("    rustup toolchain install nightly-2026-05-20 --profile minimal -c rust-src");
+    eprintln!();
+    std::process::exit(1);
+}

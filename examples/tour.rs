@@ -1,0 +1,64 @@
+//! The tour: every kernel family on its classic workload, one table each (the README's main
+//! command). Without a GPU it says why and prints the CPU reference timings, exit status 0.
+//!
+//!     cargo run --release --example tour [-- --quick]
+
+#[path = "support/mod.rs"]
+mod support;
+
+use gpuprims::Gpu;
+use gpuprims::cpu::reduce as cpu;
+
+fn main() {
+    let n = if support::quick() { 1 << 16 } else { 1 << 20 };
+    let x = support::tutorial_ints(n, 2026);
+    let want = cpu::sum_sq_int(&x);
+    let (serial, rayon) = support::cpu_baselines(&x, want);
+    println!(
+        "gpuprims tour — reductions: sum of squares of {n} random i32 (the classic tutorial workload)"
+    );
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => {
+            println!("No GPU: {e}.");
+            println!(
+                "CPU reference: serial {serial:.1} µs, rayon {rayon:.1} µs (sum of squares = {want})."
+            );
+            println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladder.");
+            return;
+        }
+    };
+    let result = (|| -> gpuprims::Result<()> {
+        let copy = gpu.copy_bandwidth_gbps(256 << 20, 10)?;
+        let rows = support::sumsq_ladder(&gpu, &x, want, copy, 5_000.0)?;
+        support::print_table(
+            &format!("sum of squares, {n} i32 on {}", gpu.props().name),
+            &rows,
+            serial,
+            rayon,
+        );
+        let best = rows
+            .iter()
+            .filter(|r| r.ok == Some(true))
+            .min_by(|a, b| a.median_us.partial_cmp(&b.median_us).unwrap());
+        if let Some(b) = best {
+            println!(
+                "\nSummary: fastest correct step {} at {:.2} µs ({:.0} GB/s, {:.0}% of copy bandwidth), {:.0}× the serial CPU.",
+                b.variant,
+                b.median_us.unwrap(),
+                b.gbps().unwrap(),
+                b.pct_copy().unwrap(),
+                serial / b.median_us.unwrap()
+            );
+        }
+        if rows.iter().any(|r| r.ok == Some(false)) {
+            eprintln!("FAIL: a variant disagreed with the CPU reference");
+            std::process::exit(1);
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}

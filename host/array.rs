@@ -1,0 +1,106 @@
+//! [`DeviceArray`]: an n-dimensional array resident on the device, and [`DeviceInput`], what ops
+//! accept (host views or device arrays).
+
+use cudarc::driver::{CudaSlice, DeviceRepr};
+use ndarray::{Array, ArrayBase, Data, Dimension};
+
+use crate::error::Result;
+use crate::gpu::Gpu;
+
+/// A shape-aware, contiguous (C order) device buffer. Chain ops on it without host round trips.
+pub struct DeviceArray<T, D: Dimension> {
+    data: CudaSlice<T>,
+    dim: D,
+}
+
+impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
+    /// Copies `host` to the device. Views with any strides are accepted: a non-contiguous view is
+    /// first copied into a contiguous (C-order) host buffer (`as_standard_layout`), a contiguous one
+    /// is uploaded directly.
+    pub fn upload<S: Data<Elem = T>>(gpu: &Gpu, host: &ArrayBase<S, D>) -> Result<Self> {
+        let std = host.as_standard_layout();
+        let slice = std.as_slice().expect("standard layout is contiguous");
+        let data = gpu.stream().clone_htod(slice)?;
+        Ok(DeviceArray {
+            data,
+            dim: host.raw_dim(),
+        })
+    }
+
+    /// Copies the array back into an owned host `Array` (synchronizes the stream).
+    pub fn download(&self, gpu: &Gpu) -> Result<Array<T, D>> {
+        let v = gpu.stream().clone_dtoh(&self.data)?;
+        Ok(Array::from_shape_vec(self.dim.clone(), v).expect("length matches shape"))
+    }
+}
+
+impl<T, D: Dimension> DeviceArray<T, D> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.dim.size()
+    }
+
+    /// Whether the array has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Shape, as ndarray's `shape()`.
+    pub fn shape(&self) -> &[usize] {
+        self.dim.slice()
+    }
+
+    /// The underlying device buffer (C order).
+    pub fn as_slice(&self) -> &CudaSlice<T> {
+        &self.data
+    }
+}
+
+/// A contiguous device buffer an op reads: borrowed from a [`DeviceArray`] or freshly uploaded.
+pub enum InputSlice<'a, T> {
+    Borrowed(&'a CudaSlice<T>),
+    Owned(CudaSlice<T>),
+}
+
+impl<T> InputSlice<'_, T> {
+    /// The device buffer.
+    pub fn slice(&self) -> &CudaSlice<T> {
+        match self {
+            InputSlice::Borrowed(s) => s,
+            InputSlice::Owned(s) => s,
+        }
+    }
+}
+
+/// What an op accepts as input: a host `ndarray` (view or owned, any layout; uploaded per call) or a
+/// [`DeviceArray`] (used in place). Empty inputs are never uploaded.
+pub trait DeviceInput<T> {
+    /// Number of elements.
+    fn len(&self) -> usize;
+    /// Whether the input has no element.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The contiguous device buffer holding the elements in C order.
+    fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>>;
+}
+
+impl<T: DeviceRepr + Clone, S: Data<Elem = T>, D: Dimension> DeviceInput<T> for &ArrayBase<S, D> {
+    fn len(&self) -> usize {
+        ArrayBase::len(self)
+    }
+    fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>> {
+        let std = self.as_standard_layout();
+        let slice = std.as_slice().expect("standard layout is contiguous");
+        Ok(InputSlice::Owned(gpu.stream().clone_htod(slice)?))
+    }
+}
+
+impl<T: DeviceRepr, D: Dimension> DeviceInput<T> for &DeviceArray<T, D> {
+    fn len(&self) -> usize {
+        DeviceArray::len(self)
+    }
+    fn to_device(&self, _gpu: &Gpu) -> Result<InputSlice<'_, T>> {
+        Ok(InputSlice::Borrowed(&self.data))
+    }
+}

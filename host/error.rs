@@ -1,0 +1,42 @@
+//! The one error type of gpuprims: typed, non-exhaustive, each variant carrying the offending values.
+
+use cudarc::driver::DriverError;
+
+/// Everything that can go wrong in a gpuprims call.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA driver or no usable device (libcuda missing, no GPU, index out of range, …).
+    #[error("no CUDA device available: {reason}")]
+    NoDevice { reason: String },
+
+    /// A CUDA driver call failed.
+    #[error("CUDA driver error: {0}")]
+    Driver(#[from] DriverError),
+
+    /// The operation has no value on empty input (min, max, mean, variance).
+    #[error("`{op}` of an empty array is undefined")]
+    EmptyInput { op: &'static str },
+
+    /// The input has more elements than the operation supports exactly.
+    #[error("`{op}` supports at most {max} elements, got {len}")]
+    TooManyElements {
+        op: &'static str,
+        len: usize,
+        max: usize,
+    },
+
+    /// The variant cannot run this input.
+    #[error("variant `{variant}` cannot run this input: {reason}")]
+    Unsupported {
+        variant: &'static str,
+        reason: String,
+    },
+
+    /// An argument is out of its documented range.
+    #[error("invalid argument `{name}`: {reason}")]
+    InvalidArgument { name: &'static str, reason: String },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,47 @@
+//! # gpuprims
+//!
+//! GPU kernels written in Rust (compiled to PTX from the `no_std` crate `kernels-gpu/`) and launched
+//! through [cudarc] behind an [ndarray] API. Every kernel family ships its whole optimization ladder
+//! (global memory → shared memory → warp shuffles → vector loads …) so you can use the fastest
+//! (`Auto`) or study each step; every step is checked against a CPU reference ([`cpu`]).
+//!
+//! | CPU (ndarray / std)             | gpuprims                                      |
+//! |---------------------------------|-----------------------------------------------|
+//! | `a.iter().map(|x| x*x).sum()`   | [`Gpu::sum_of_squares`] (exact for integers)  |
+//! | `a.sum()`                       | [`Gpu::sum`]                                  |
+//! | `a.iter().min()` / `max()`      | [`Gpu::min`] / [`Gpu::max`] (NaN propagates)  |
+//! | `a.mean()`, `a.var(0.0)`        | [`Gpu::mean_variance`] (one pass)             |
+//! | `Array::from(..)` on the device | [`DeviceArray::upload`] / [`DeviceArray::download`] |
+//!
+//! ```no_run
+//! use gpuprims::{Gpu, ReduceVariant};
+//! use ndarray::Array1;
+//!
+//! let gpu = Gpu::new()?;                       // Error::NoDevice without a GPU, never a panic
+//! let x = Array1::from_iter((0..1_000_000).map(|i| (i % 2001) as i32 - 1000));
+//! let ss: u128 = gpu.sum_of_squares(&x)?;      // i32 squares summed exactly in 128 bits
+//! let step5 = gpu.sum_of_squares_with(&x, ReduceVariant::SharedPartial)?;
+//! assert_eq!(ss, step5);
+//! # Ok::<(), gpuprims::Error>(())
+//! ```
+//!
+//! Inputs are `ndarray` views of any dimension and layout (non-contiguous views are copied to a
+//! contiguous buffer before upload) or [`DeviceArray`]s already on the device.
+
+#[doc(hidden)]
+#[path = "../kernels-gpu/src/abi/mod.rs"]
+pub mod abi;
+
+mod array;
+pub mod cpu;
+mod error;
+mod gpu;
+pub mod kernels;
+pub mod ops;
+mod timing;
+
+pub use array::{DeviceArray, DeviceInput, InputSlice};
+pub use error::{Error, Result};
+pub use gpu::{DeviceProps, Gpu};
+pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
+pub use timing::Timing;

@@ -1,0 +1,530 @@
+//! Reductions: sum, sum of squares, min, max, mean and variance, over inputs of any dimension,
+//! through the eight-step ladder of `kernels-gpu/src/reduce.rs`.
+//!
+//! Accumulators are chosen so results are exact for integers and deterministic for floats:
+//!
+//! | input | `sum`           | `sum_of_squares` | `min`/`max` | `mean_variance`          |
+//! |-------|-----------------|------------------|-------------|--------------------------|
+//! | i32   | i64 (≤ 2^32 el.) | u128            | i32         | exact 128-bit moments    |
+//! | u8    | u64             | u64              | u8          | exact 128-bit moments    |
+//! | u32   | u64 (≤ 2^32 el.) | u128            | u32         | exact 128-bit moments    |
+//! | f32   | f64             | f64              | f32         | f64 shifted moments      |
+//! | f64   | f64             | f64              | f64         | f64 shifted moments      |
+//!
+//! Empty input: `sum` and `sum_of_squares` are 0; `min`, `max`, `mean_variance` return
+//! [`Error::EmptyInput`]. NaN: sums propagate it as IEEE arithmetic does; `min`/`max` return NaN
+//! if any element is NaN (numpy's `min`/`max`, not `fmin`/`fmax`). The same input gives the same
+//! bits on every run and every variant ordering is fixed (no float atomics).
+
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+
+use crate::abi::reduce::{Max, MeanVar, Min, Sum, SumSq};
+use crate::abi::reduce::{
+    Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, VEC_LOADS_IN_FLIGHT, W128,
+};
+use crate::array::DeviceInput;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::HostReducer;
+
+/// Which rung of the reduction ladder runs. Steps 1–7 are the classic tutorial's (corrected:
+/// initialized shared memory, explicit warp synchronization, 128-bit integer accumulators); their
+/// per-thread or per-block partials are combined on the host as the tutorial does. Step 8 is one
+/// launch that reaches the memory-bandwidth limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ReduceVariant {
+    /// 1 — one thread reads everything. Bottleneck: no parallelism.
+    SingleThread,
+    /// 2 — one block of 256 threads, each sums a contiguous chunk. Removes: the single thread.
+    /// Bottleneck: a warp's loads hit 32 distant addresses (uncoalesced).
+    OneBlockChunked,
+    /// 3 — one block, thread `t` strides by 256. Removes: uncoalesced loads. Bottleneck: one SM.
+    OneBlockStrided,
+    /// 4 — many blocks, grid-stride loop. Removes: the one-SM limit. Bottleneck: `grid × 256`
+    /// partials copied to and summed on the host.
+    GridStride,
+    /// 5 — per-block partial through shared memory, thread 0 adds 256 values. Removes: 255 of
+    /// every 256 partials. Bottleneck: a serial loop of 256 shared reads per block.
+    SharedPartial,
+    /// 6 — tree in shared memory, interleaved addressing. Removes: the serial loop (8 rounds).
+    /// Bottleneck: divergent warps and bank conflicts.
+    SharedTreeInterleaved,
+    /// 7 — tree with sequential addressing, last warp by shuffles. Removes: divergence, bank
+    /// conflicts, 5 barriers. Bottleneck: scalar 4-byte loads, few bytes in flight per thread.
+    SharedTreeSequential,
+    /// 8 — 16-byte read-only loads (4 in flight per thread), warp shuffles, last-block-done
+    /// finish in the same launch. Removes: load-issue limits and the host round trip.
+    WarpShuffleVec,
+    /// The fastest measured variant (step 8 on every size measured on the H100).
+    #[default]
+    Auto,
+}
+
+impl ReduceVariant {
+    /// The ladder, in order (without `Auto`).
+    pub const ALL: [ReduceVariant; 8] = [
+        ReduceVariant::SingleThread,
+        ReduceVariant::OneBlockChunked,
+        ReduceVariant::OneBlockStrided,
+        ReduceVariant::GridStride,
+        ReduceVariant::SharedPartial,
+        ReduceVariant::SharedTreeInterleaved,
+        ReduceVariant::SharedTreeSequential,
+        ReduceVariant::WarpShuffleVec,
+    ];
+
+    /// Short name (used in tables and errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ReduceVariant::SingleThread => "1-single-thread",
+            ReduceVariant::OneBlockChunked => "2-one-block-chunked",
+            ReduceVariant::OneBlockStrided => "3-one-block-strided",
+            ReduceVariant::GridStride => "4-grid-stride",
+            ReduceVariant::SharedPartial => "5-shared-partial",
+            ReduceVariant::SharedTreeInterleaved => "6-tree-interleaved",
+            ReduceVariant::SharedTreeSequential => "7-tree-sequential",
+            ReduceVariant::WarpShuffleVec => "8-shuffle-vec16",
+            ReduceVariant::Auto => "auto",
+        }
+    }
+
+    /// The ladder step this variant runs (`Auto` resolves to the fastest measured).
+    pub const fn step(self) -> ReduceStep {
+        match self {
+            ReduceVariant::SingleThread => ReduceStep::SingleThread,
+            ReduceVariant::OneBlockChunked => ReduceStep::OneBlockChunked,
+            ReduceVariant::OneBlockStrided => ReduceStep::OneBlockStrided,
+            ReduceVariant::GridStride => ReduceStep::GridStride,
+            ReduceVariant::SharedPartial => ReduceStep::SharedPartial,
+            ReduceVariant::SharedTreeInterleaved => ReduceStep::SharedTreeInterleaved,
+            ReduceVariant::SharedTreeSequential => ReduceStep::SharedTreeSequential,
+            ReduceVariant::WarpShuffleVec | ReduceVariant::Auto => ReduceStep::WarpShuffleVec,
+        }
+    }
+}
+
+/// Launch-size policy of the grid-wide steps (4–8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReducePolicy {
+    /// Resident blocks per SM the grid aims for: 8 × 256 threads fill an H100 SM (2048 threads).
+    /// Measured on the H100 (2^28 i32, step 8): fewer blocks left bandwidth unused.
+    pub blocks_per_sm: u32,
+    /// Upper bound on the grid (tests force tiny grids to exercise the grid-stride loops).
+    pub max_blocks: Option<u32>,
+}
+
+impl Default for ReducePolicy {
+    fn default() -> Self {
+        ReducePolicy {
+            blocks_per_sm: 8,
+            max_blocks: None,
+        }
+    }
+}
+
+/// One prepared reduction launch: kernel, grid and the partials buffer, reusable across inputs of
+/// the same length (the examples and the benchmark time [`ReduceLaunch::enqueue`] alone).
+pub struct ReduceLaunch<R: HostReducer> {
+    step: ReduceStep,
+    cfg: LaunchConfig,
+    n: usize,
+    partials: CudaSlice<R::Acc>,
+}
+
+impl<R: HostReducer> ReduceLaunch<R> {
+    /// Plans a reduction of `n ≥ 1` elements with `variant` under `policy`.
+    pub fn new(gpu: &Gpu, n: usize, variant: ReduceVariant, policy: ReducePolicy) -> Result<Self> {
+        if n == 0 {
+            return Err(Error::InvalidArgument {
+                name: "n",
+                reason: "a reduction launch needs n ≥ 1".into(),
+            });
+        }
+        if policy.blocks_per_sm == 0 || policy.max_blocks == Some(0) {
+            return Err(Error::InvalidArgument {
+                name: "policy",
+                reason: format!("{policy:?} allows no block"),
+            });
+        }
+        let step = variant.step();
+        let grid = match step.fixed_grid() {
+            Some(g) => g,
+            None => {
+                let lanes = (16 / size_of::<R::In>()) as u64;
+                let per_thread = if step == ReduceStep::WarpShuffleVec {
+                    lanes * VEC_LOADS_IN_FLIGHT
+                } else {
+                    1
+                };
+                let wanted = (n as u64).div_ceil(per_thread * REDUCE_BLOCK as u64);
+                let resident = gpu.props().sm_count as u64 * policy.blocks_per_sm as u64;
+                let cap = policy.max_blocks.map_or(u64::MAX, u64::from);
+                wanted.min(resident).min(cap).clamp(1, u32::MAX as u64) as u32
+            }
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (grid, 1, 1),
+            block_dim: (step.block(), 1, 1),
+            shared_mem_bytes: step.shared_bytes(size_of::<R::Acc>()),
+        };
+        // SAFETY: every accumulator the host reads back is written by the kernel first
+        // (partial_count covers exactly what the step writes).
+        let partials = unsafe { gpu.stream().alloc::<R::Acc>(step.partial_count(grid)) }?;
+        Ok(ReduceLaunch {
+            step,
+            cfg,
+            n,
+            partials,
+        })
+    }
+
+    /// Blocks in the grid.
+    pub fn grid(&self) -> u32 {
+        self.cfg.grid_dim.0
+    }
+
+    /// Fills the partials with a 0xA5 byte pattern, so a partial the kernel failed to write shows.
+    pub fn poison(&self, gpu: &Gpu) -> Result<()> {
+        let bytes = self.partials.num_bytes();
+        let (ptr, _sync) = self.partials.device_ptr(gpu.stream());
+        // SAFETY: `ptr` addresses `bytes` bytes of this live allocation, on its own stream.
+        unsafe {
+            cudarc::driver::result::memset_d8_async(ptr, 0xA5, bytes, gpu.stream().cu_stream())
+        }?;
+        Ok(())
+    }
+
+    /// Enqueues the kernel on `input` (its first `n` elements). Asynchronous.
+    pub fn enqueue(&self, gpu: &Gpu, input: &CudaSlice<R::In>) -> Result<()> {
+        if input.len() < self.n {
+            return Err(Error::InvalidArgument {
+                name: "input",
+                reason: format!(
+                    "holds {} elements, the launch was planned for {}",
+                    input.len(),
+                    self.n
+                ),
+            });
+        }
+        if self.step == ReduceStep::WarpShuffleVec {
+            let (ptr, _sync) = input.device_ptr(gpu.stream());
+            if ptr % 16 != 0 {
+                return Err(Error::Unsupported {
+                    variant: ReduceVariant::WarpShuffleVec.name(),
+                    reason: format!("input address {ptr:#x} is not 16-byte aligned"),
+                });
+            }
+        }
+        let args = ReduceArgs { n: self.n as u64 };
+        let func = gpu.reduce_kernel(R::INSTANCE, self.step);
+        let mut launch = gpu.stream().launch_builder(func);
+        launch
+            .arg(input)
+            .arg(&args)
+            .arg(&self.partials)
+            .arg(&gpu.reduce_ticket);
+        // SAFETY: the argument list matches `(input: *const In, args: ReduceArgs, partials: *mut
+        // Acc, ticket: *mut u32)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1
+        // elements (checked above) and is 16-byte aligned for step 8; `partials` holds
+        // `partial_count(grid)` accumulators; the ticket is one u32, zero between launches; the
+        // grid shape and dynamic shared memory come from the same `ReduceStep` the kernel assumes.
+        unsafe { launch.launch(self.cfg) }?;
+        Ok(())
+    }
+
+    /// Waits for the kernel and returns the reduction: step 8's device result, or the host's
+    /// in-order combine of the partials of steps 1–7 (as the tutorial finishes on the CPU).
+    pub fn result(&self, gpu: &Gpu) -> Result<R::Acc> {
+        let partials = gpu.stream().clone_dtoh(&self.partials)?;
+        Ok(match self.step {
+            ReduceStep::WarpShuffleVec => *partials.last().expect("grid + 1 ≥ 1 partials"),
+            _ => partials.into_iter().fold(R::identity(), R::combine),
+        })
+    }
+}
+
+impl Gpu {
+    /// Reduces `x` with reducer `R`; `None` for empty input.
+    fn reduce_with<R: HostReducer>(
+        &self,
+        x: impl DeviceInput<R::In>,
+        variant: ReduceVariant,
+        policy: ReducePolicy,
+    ) -> Result<Option<R::Acc>> {
+        if x.is_empty() {
+            return Ok(None);
+        }
+        let input = x.to_device(self)?;
+        let launch = ReduceLaunch::<R>::new(self, x.len(), variant, policy)?;
+        launch.enqueue(self, input.slice())?;
+        launch.result(self).map(Some)
+    }
+
+    /// Σx with the `Auto` variant. See [`ReduceElement`] for the accumulator per type.
+    pub fn sum<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T::Sum> {
+        self.sum_with(x, ReduceVariant::Auto)
+    }
+
+    /// Σx with a chosen ladder step.
+    pub fn sum_with<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+    ) -> Result<T::Sum> {
+        self.sum_policy(x, variant, ReducePolicy::default())
+    }
+
+    /// Σx with a chosen step and launch policy.
+    pub fn sum_policy<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+        policy: ReducePolicy,
+    ) -> Result<T::Sum> {
+        if let Some(max) = T::SUM_EXACT_MAX_LEN
+            && x.len() > max
+        {
+            return Err(Error::TooManyElements {
+                op: "sum",
+                len: x.len(),
+                max,
+            });
+        }
+        let acc = self.reduce_with::<T::SumR>(x, variant, policy)?;
+        Ok(T::sum_out(acc.unwrap_or_else(T::SumR::identity)))
+    }
+
+    /// Σx² with the `Auto` variant (integers exact: i32/u32 squares are summed in 128 bits).
+    pub fn sum_of_squares<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T::SumSq> {
+        self.sum_of_squares_with(x, ReduceVariant::Auto)
+    }
+
+    /// Σx² with a chosen ladder step.
+    pub fn sum_of_squares_with<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+    ) -> Result<T::SumSq> {
+        self.sum_of_squares_policy(x, variant, ReducePolicy::default())
+    }
+
+    /// Σx² with a chosen step and launch policy.
+    pub fn sum_of_squares_policy<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+        policy: ReducePolicy,
+    ) -> Result<T::SumSq> {
+        let acc = self.reduce_with::<T::SumSqR>(x, variant, policy)?;
+        Ok(T::sumsq_out(acc.unwrap_or_else(T::SumSqR::identity)))
+    }
+
+    /// Smallest element (NaN if any element is NaN). [`Error::EmptyInput`] on empty input.
+    pub fn min<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T> {
+        self.min_with(x, ReduceVariant::Auto)
+    }
+
+    /// Smallest element with a chosen ladder step.
+    pub fn min_with<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+    ) -> Result<T> {
+        self.min_policy(x, variant, ReducePolicy::default())
+    }
+
+    /// Smallest element with a chosen step and launch policy.
+    pub fn min_policy<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+        policy: ReducePolicy,
+    ) -> Result<T> {
+        self.reduce_with::<T::MinR>(x, variant, policy)?
+            .ok_or(Error::EmptyInput { op: "min" })
+    }
+
+    /// Largest element (NaN if any element is NaN). [`Error::EmptyInput`] on empty input.
+    pub fn max<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T> {
+        self.max_with(x, ReduceVariant::Auto)
+    }
+
+    /// Largest element with a chosen ladder step.
+    pub fn max_with<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+    ) -> Result<T> {
+        self.max_policy(x, variant, ReducePolicy::default())
+    }
+
+    /// Largest element with a chosen step and launch policy.
+    pub fn max_policy<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+        policy: ReducePolicy,
+    ) -> Result<T> {
+        self.reduce_with::<T::MaxR>(x, variant, policy)?
+            .ok_or(Error::EmptyInput { op: "max" })
+    }
+
+    /// Mean and population variance (divide by n) in one pass over the data.
+    /// [`Error::EmptyInput`] on empty input.
+    pub fn mean_variance<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<MeanVariance> {
+        self.mean_variance_with(x, ReduceVariant::Auto)
+    }
+
+    /// Mean and population variance with a chosen ladder step.
+    pub fn mean_variance_with<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+    ) -> Result<MeanVariance> {
+        self.mean_variance_policy(x, variant, ReducePolicy::default())
+    }
+
+    /// Mean and population variance with a chosen step and launch policy.
+    ///
+    /// Technique: moments shifted by the first element `k` (`Σ(x−k)`, `Σ(x−k)²`), which keeps the
+    /// one-pass formula accurate when the mean is large against the spread; integer moments are
+    /// exact (128-bit), and for n ≤ 2^31 the variance numerator `n·Σd² − (Σd)²` is formed exactly.
+    pub fn mean_variance_policy<T: ReduceElement>(
+        &self,
+        x: impl DeviceInput<T>,
+        variant: ReduceVariant,
+        policy: ReducePolicy,
+    ) -> Result<MeanVariance> {
+        let n = x.len();
+        if n == 0 {
+            return Err(Error::EmptyInput {
+                op: "mean_variance",
+            });
+        }
+        let input = x.to_device(self)?;
+        let first = self.stream().clone_dtoh(&input.slice().slice(0..1))?[0];
+        let launch = ReduceLaunch::<T::MeanVarR>::new(self, n, variant, policy)?;
+        launch.enqueue(self, input.slice())?;
+        let m = launch.result(self)?;
+        Ok(T::moments_out(m, first, n))
+    }
+}
+
+/// Mean and population variance.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MeanVariance {
+    pub mean: f64,
+    /// Population variance `Σ(x − mean)² / n`.
+    pub variance: f64,
+}
+
+/// An input type the reductions accept (i32, u8, u32, f32, f64), with its result types.
+pub trait ReduceElement:
+    cudarc::driver::DeviceRepr + Copy + Send + Sync + std::fmt::Debug + 'static
+{
+    #[doc(hidden)]
+    type SumR: HostReducer<In = Self>;
+    #[doc(hidden)]
+    type SumSqR: HostReducer<In = Self>;
+    #[doc(hidden)]
+    type MinR: HostReducer<In = Self, Acc = Self>;
+    #[doc(hidden)]
+    type MaxR: HostReducer<In = Self, Acc = Self>;
+    #[doc(hidden)]
+    type MeanVarR: HostReducer<In = Self>;
+    /// Result of `sum`.
+    type Sum: Copy + std::fmt::Debug + PartialEq;
+    /// Result of `sum_of_squares`.
+    type SumSq: Copy + std::fmt::Debug + PartialEq;
+    /// Longest input whose `sum` is exact in `Sum` (`None`: unbounded or float).
+    const SUM_EXACT_MAX_LEN: Option<usize>;
+    #[doc(hidden)]
+    fn sum_out(acc: <Self::SumR as Reducer>::Acc) -> Self::Sum;
+    #[doc(hidden)]
+    fn sumsq_out(acc: <Self::SumSqR as Reducer>::Acc) -> Self::SumSq;
+    #[doc(hidden)]
+    fn moments_out(acc: <Self::MeanVarR as Reducer>::Acc, first: Self, n: usize) -> MeanVariance;
+}
+
+/// Mean and variance from exact integer moments of `d = x − k`.
+fn int_moments(m: Moments<W128, W128>, k: i64, n: usize) -> MeanVariance {
+    let (s1, s2, nn) = (m.s1.to_i128(), m.s2.to_u128(), n as i128);
+    let mean = k as f64 + s1 as f64 / n as f64;
+    let variance = if n <= 1 << 31 {
+        // n·Σd² − (Σd)² ≥ 0 (Cauchy–Schwarz) and < 2^127 for n ≤ 2^31, |d| < 2^32.
+        let num = (nn as u128) * s2 - (s1 * s1) as u128;
+        num as f64 / (n as f64 * n as f64)
+    } else {
+        ((s2 as f64 - (s1 as f64) * (s1 as f64) / n as f64) / n as f64).max(0.0)
+    };
+    MeanVariance { mean, variance }
+}
+
+/// Mean and variance from f64 moments shifted by `k`.
+fn float_moments(m: Moments<f64, f64>, k: f64, n: usize) -> MeanVariance {
+    let nf = n as f64;
+    let mean = k + m.s1 / nf;
+    let variance = (m.s2 - m.s1 * m.s1 / nf) / nf;
+    // Rounding can push a zero variance a few ulps below 0; NaN stays NaN.
+    MeanVariance {
+        mean,
+        variance: if variance < 0.0 { 0.0 } else { variance },
+    }
+}
+
+macro_rules! int_element {
+    ($t:ty, sum: $sum:ty, sumsq: $sq:ty, $sq_out:expr, $max_len:expr) => {
+        impl ReduceElement for $t {
+            type SumR = Sum<$t>;
+            type SumSqR = SumSq<$t>;
+            type MinR = Min<$t>;
+            type MaxR = Max<$t>;
+            type MeanVarR = MeanVar<$t>;
+            type Sum = $sum;
+            type SumSq = $sq;
+            const SUM_EXACT_MAX_LEN: Option<usize> = $max_len;
+            fn sum_out(acc: $sum) -> $sum {
+                acc
+            }
+            fn sumsq_out(acc: <SumSq<$t> as Reducer>::Acc) -> $sq {
+                $sq_out(acc)
+            }
+            fn moments_out(acc: Moments<W128, W128>, first: $t, n: usize) -> MeanVariance {
+                int_moments(acc, first as i64, n)
+            }
+        }
+    };
+}
+
+/// i64/u64 sums of 32-bit values are exact up to 2^32 elements.
+const FOUR_G: Option<usize> = Some(1 << 32);
+int_element!(i32, sum: i64, sumsq: u128, W128::to_u128, FOUR_G);
+int_element!(u32, sum: u64, sumsq: u128, W128::to_u128, FOUR_G);
+int_element!(u8, sum: u64, sumsq: u64, |a: u64| a, None);
+
+macro_rules! float_element {
+    ($t:ty) => {
+        impl ReduceElement for $t {
+            type SumR = Sum<$t>;
+            type SumSqR = SumSq<$t>;
+            type MinR = Min<$t>;
+            type MaxR = Max<$t>;
+            type MeanVarR = MeanVar<$t>;
+            type Sum = f64;
+            type SumSq = f64;
+            const SUM_EXACT_MAX_LEN: Option<usize> = None;
+            fn sum_out(acc: f64) -> f64 {
+                acc
+            }
+            fn sumsq_out(acc: f64) -> f64 {
+                acc
+            }
+            fn moments_out(acc: Moments<f64, f64>, first: $t, n: usize) -> MeanVariance {
+                float_moments(acc, first as f64, n)
+            }
+        }
+    };
+}
+
+float_element!(f32);
+float_element!(f64);

@@ -1,0 +1,132 @@
+//! Memory spaces: dynamic shared memory, the read-only (non-coherent) global path, 16-byte vector
+//! loads, constant memory and atomics.
+
+use core::arch::asm;
+
+/// The block's dynamic shared memory (`extern __shared__`), sized by the host's
+/// `shared_mem_bytes` at launch.
+///
+/// # Safety
+/// Only the bytes the host allocated may be touched; accesses from different threads need a
+/// barrier between them.
+#[inline(always)]
+pub unsafe fn dynamic_shared<T>() -> *mut T {
+    core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
+}
+
+/// Loads 16 bytes through the read-only data cache (`ld.global.nc.v4.u32`): one instruction per
+/// thread moves four words, so a warp moves 512 contiguous bytes per load.
+///
+/// # Safety
+/// `p` must point to 16 readable, 16-byte-aligned bytes of global memory that no thread writes
+/// during the kernel.
+#[inline(always)]
+pub unsafe fn load_nc_v4(p: *const [u32; 4]) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [g]; }}",
+            p = in(reg64) p,
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            options(pure, readonly, nostack),
+        );
+    }
+    [a, b, c, d]
+}
+
+/// Atomically adds `v` to the `u32` at `p` (device scope) and returns the old value.
+///
+/// # Safety
+/// `p` must point to a valid, 4-byte-aligned `u32` in global memory.
+#[inline(always)]
+pub unsafe fn atomic_add_u32(p: *mut u32, v: u32) -> u32 {
+    let old: u32;
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; atom.global.add.u32 {old}, [g], {v}; }}", old = out(reg32) old, p = in(reg64) p, v = in(reg32) v,
+             options(nostack));
+    }
+    old
+}
+
+/// Reads the `u32` at byte offset `offset` of a constant-memory symbol declared with
+/// [`declare_constant!`]. The address goes through a register (`[SYMBOL+%reg]` is not valid PTX).
+#[macro_export]
+macro_rules! load_constant_u32 {
+    ($symbol:literal, $offset:expr) => {{
+        let v: u32;
+        let off: u64 = $offset;
+        // SAFETY: the symbol is a module-scope `.const` array; callers keep `off` inside it.
+        unsafe {
+            core::arch::asm!(
+                concat!("{{ .reg .u64 a; mov.u64 a, ", $symbol, "; add.u64 a, a, {off}; ld.const.u32 {v}, [a]; }}"),
+                off = in(reg64) off, v = out(reg32) v, options(pure, readonly, nostack),
+            );
+        }
+        v
+    }};
+}
+
+/// Declares a module-scope constant-memory array of `bytes` bytes, filled by the host through
+/// the module's global symbol (`cuModuleGetGlobal`).
+#[macro_export]
+macro_rules! declare_constant {
+    ($symbol:literal, $bytes:literal) => {
+        core::arch::global_asm!(concat!(".const .align 8 .b8 ", $symbol, "[", $bytes, "];"));
+    };
+}
+
+/// An element type that 16-byte vector loads can carry: `LANES` elements per load, unpacked from
+/// the four loaded words without a round trip through memory (so nothing spills to local memory).
+pub trait Vec16: Copy {
+    /// Elements per 16-byte load.
+    const LANES: u64;
+    /// Calls `f` on each element packed in `words`, in memory order.
+    fn for_each_lane(words: [u32; 4], f: impl FnMut(Self));
+}
+
+macro_rules! vec16_words {
+    ($t:ty, $conv:expr) => {
+        impl Vec16 for $t {
+            const LANES: u64 = 4;
+            #[inline(always)]
+            fn for_each_lane(words: [u32; 4], mut f: impl FnMut(Self)) {
+                f($conv(words[0]));
+                f($conv(words[1]));
+                f($conv(words[2]));
+                f($conv(words[3]));
+            }
+        }
+    };
+}
+
+vec16_words!(u32, |w: u32| w);
+vec16_words!(i32, |w: u32| w as i32);
+vec16_words!(f32, f32::from_bits);
+
+impl Vec16 for u8 {
+    const LANES: u64 = 16;
+    #[inline(always)]
+    fn for_each_lane(words: [u32; 4], mut f: impl FnMut(Self)) {
+        let mut bytes = |w: u32| {
+            f(w as u8);
+            f((w >> 8) as u8);
+            f((w >> 16) as u8);
+            f((w >> 24) as u8);
+        };
+        bytes(words[0]);
+        bytes(words[1]);
+        bytes(words[2]);
+        bytes(words[3]);
+    }
+}
+
+impl Vec16 for f64 {
+    const LANES: u64 = 2;
+    #[inline(always)]
+    fn for_each_lane(words: [u32; 4], mut f: impl FnMut(Self)) {
+        f(f64::from_bits(words[0] as u64 | (words[1] as u64) << 32));
+        f(f64::from_bits(words[2] as u64 | (words[3] as u64) << 32));
+    }
+}

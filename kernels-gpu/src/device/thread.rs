@@ -1,0 +1,86 @@
+//! Thread, block and grid indices, barriers and fences.
+
+use core::arch::asm;
+use core::arch::nvptx;
+
+/// `threadIdx.x`.
+#[inline(always)]
+pub fn thread_idx() -> u32 {
+    // SAFETY: reads a special register; always valid inside a kernel.
+    unsafe { nvptx::_thread_idx_x() }
+}
+
+/// `blockIdx.x`.
+#[inline(always)]
+pub fn block_idx() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_idx_x() }
+}
+
+/// `blockDim.x`.
+#[inline(always)]
+pub fn block_dim() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_block_dim_x() }
+}
+
+/// `gridDim.x`.
+#[inline(always)]
+pub fn grid_dim() -> u32 {
+    // SAFETY: as above.
+    unsafe { nvptx::_grid_dim_x() }
+}
+
+/// Global linear thread index in 64-bit arithmetic (grids may cover more than 2^32 elements).
+#[inline(always)]
+pub fn global_thread_idx() -> u64 {
+    block_idx() as u64 * block_dim() as u64 + thread_idx() as u64
+}
+
+/// Number of threads in the grid, the stride of a grid-stride loop.
+#[inline(always)]
+pub fn grid_threads() -> u64 {
+    grid_dim() as u64 * block_dim() as u64
+}
+
+/// Lane index within the warp.
+#[inline(always)]
+pub fn lane_idx() -> u32 {
+    thread_idx() & 31
+}
+
+/// Warp index within the block.
+#[inline(always)]
+pub fn warp_idx() -> u32 {
+    thread_idx() >> 5
+}
+
+/// Block-wide barrier (`__syncthreads`): orders shared-memory accesses of the block.
+///
+/// # Safety
+/// Every thread of the block must reach the same call (no divergent barrier).
+#[inline(always)]
+pub unsafe fn sync_threads() {
+    // SAFETY: forwarded to the caller.
+    unsafe { nvptx::_syncthreads() }
+}
+
+/// Warp-wide barrier (`__syncwarp()` with a full mask). Since Volta, threads of a warp are
+/// scheduled independently: code that exchanges data through shared memory inside a warp needs
+/// this between the write and the read, or it races.
+///
+/// # Safety
+/// All 32 lanes of the warp must reach it.
+#[inline(always)]
+pub unsafe fn sync_warp() {
+    // SAFETY: forwarded to the caller.
+    unsafe { asm!("bar.warp.sync 0xffffffff;", options(nostack)) }
+}
+
+/// Device-scope acquire-release fence (`__threadfence()`): makes this thread's earlier global
+/// writes visible to other blocks before its later writes (used by the last-block-done pattern).
+#[inline(always)]
+pub fn fence_device() {
+    // SAFETY: a fence has no operands and no memory-safety preconditions.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) }
+}

@@ -1,0 +1,140 @@
+//! Warp shuffles and the warp- and block-level reductions built on them.
+
+use core::arch::asm;
+
+use crate::abi::reduce::{Moments, REDUCE_WARPS, Reducer, W128};
+use crate::device::thread::{lane_idx, sync_threads, thread_idx, warp_idx};
+
+/// `shfl.sync.down.b32` with a full mask: lane `i` gets lane `i + delta`'s value (lanes past 31
+/// keep their own). All 32 lanes must execute it.
+#[inline(always)]
+pub fn shfl_down_u32(v: u32, delta: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only instruction; every caller runs it with all 32 lanes converged, as the
+    // full member mask requires. Not marked `pure`: the compiler must not move it into divergent
+    // code.
+    unsafe {
+        asm!("shfl.sync.down.b32 {r}, {v}, {d}, 0x1f, 0xffffffff;", r = out(reg32) r, v = in(reg32) v,
+             d = in(reg32) delta, options(nostack));
+    }
+    r
+}
+
+/// A value that can move between lanes with `shfl.sync` (in 32-bit pieces).
+pub trait WarpShuffle: Copy {
+    fn shfl_down(self, delta: u32) -> Self;
+}
+
+impl WarpShuffle for u32 {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        shfl_down_u32(self, delta)
+    }
+}
+
+macro_rules! shuffle_as_u32 {
+    ($($t:ty),*) => {$(
+        impl WarpShuffle for $t {
+            #[inline(always)]
+            fn shfl_down(self, delta: u32) -> Self {
+                shfl_down_u32(self as u32, delta) as $t
+            }
+        }
+    )*};
+}
+shuffle_as_u32!(u8, i32);
+
+impl WarpShuffle for f32 {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        f32::from_bits(shfl_down_u32(self.to_bits(), delta))
+    }
+}
+
+impl WarpShuffle for u64 {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        let lo = shfl_down_u32(self as u32, delta) as u64;
+        let hi = shfl_down_u32((self >> 32) as u32, delta) as u64;
+        lo | hi << 32
+    }
+}
+
+impl WarpShuffle for i64 {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        (self as u64).shfl_down(delta) as i64
+    }
+}
+
+impl WarpShuffle for f64 {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        f64::from_bits(self.to_bits().shfl_down(delta))
+    }
+}
+
+impl WarpShuffle for W128 {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        W128 {
+            lo: self.lo.shfl_down(delta),
+            hi: self.hi.shfl_down(delta),
+        }
+    }
+}
+
+impl<S: WarpShuffle, Q: WarpShuffle> WarpShuffle for Moments<S, Q> {
+    #[inline(always)]
+    fn shfl_down(self, delta: u32) -> Self {
+        Moments {
+            s1: self.s1.shfl_down(delta),
+            s2: self.s2.shfl_down(delta),
+        }
+    }
+}
+
+/// Tree reduction across the 32 lanes by `shfl.down` (offsets 16, 8, 4, 2, 1). Lane 0 holds the
+/// result; the combine order is fixed, so the bits are deterministic.
+#[inline(always)]
+pub fn warp_reduce<R: Reducer>(mut v: R::Acc) -> R::Acc
+where
+    R::Acc: WarpShuffle,
+{
+    let mut delta = 16;
+    while delta > 0 {
+        v = R::combine(v, v.shfl_down(delta));
+        delta >>= 1;
+    }
+    v
+}
+
+/// Block reduction with one shared slot per warp: each warp reduces by shuffles, lane 0 parks
+/// the warp's value, then warp 0 reduces the `REDUCE_WARPS` slots by shuffles. Thread 0 returns
+/// the block's value (other threads return an unspecified accumulator).
+///
+/// # Safety
+/// All `REDUCE_BLOCK` threads of the block must call it; `slots` must point to at least
+/// `REDUCE_WARPS` accumulators of shared memory that no other code uses meanwhile.
+#[inline(always)]
+pub unsafe fn block_reduce<R: Reducer>(v: R::Acc, slots: *mut R::Acc) -> R::Acc
+where
+    R::Acc: WarpShuffle,
+{
+    let v = warp_reduce::<R>(v);
+    if lane_idx() == 0 {
+        // SAFETY: warp_idx() < REDUCE_WARPS slots.
+        unsafe { slots.add(warp_idx() as usize).write(v) };
+    }
+    // SAFETY: all threads reach this barrier (caller contract).
+    unsafe { sync_threads() };
+    let mut r = R::identity();
+    if warp_idx() == 0 {
+        if thread_idx() < REDUCE_WARPS {
+            // SAFETY: in bounds; written before the barrier above.
+            r = unsafe { slots.add(thread_idx() as usize).read() };
+        }
+        r = warp_reduce::<R>(r);
+    }
+    r
+}

@@ -1,0 +1,24 @@
+//! gpuprims device kernels, written in Rust and compiled to PTX (`nvptx64-nvidia-cuda`) by the
+//! root crate's build.rs, which embeds the PTX into the host library.
+//!
+//! - [`abi`]: the host↔kernel contract (symbol names, launch arguments, accumulator layouts),
+//!   also compiled into the host crate.
+//! - [`device`]: thin wrappers over thread indices, barriers, shuffles, memory spaces, atomics.
+//! - [`reduce`]: the reduction ladder (steps 1–8).
+#![no_std]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
+)]
+#![cfg_attr(
+    target_arch = "nvptx64",
+    feature(core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
+)]
+#![allow(clippy::missing_safety_doc)]
+#![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
+
+pub mod abi;
+#[cfg(target_arch = "nvptx64")]
+pub mod device;
+#[cfg(target_arch = "nvptx64")]
+pub mod reduce;

@@ -1,0 +1,18 @@
+//! gpuprims integration tests: one binary (libtest-mimic), CPU trials always run, GPU trials show
+//! as ignored without a device and fail when `GPUPRIMS_REQUIRE_GPU=1`.
+
+mod common;
+mod cpu_reference;
+mod gpu_reduce;
+mod ptx;
+
+use libtest_mimic::{Arguments, Trial};
+
+fn main() {
+    let args = Arguments::from_args();
+    let mut trials: Vec<Trial> = Vec::new();
+    trials.extend(cpu_reference::trials());
+    trials.extend(ptx::trials());
+    trials.extend(gpu_reduce::trials());
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,55 @@
+//! PTX checks that need no GPU: every kernel the host launches is an entry of the embedded PTX, and
+//! the variants that promise shared memory, shuffles or vector loads show them.
+
+use gpuprims::kernels::{PTX, ReduceInstance, launched_kernel_names, ptx_entries};
+use libtest_mimic::{Failed, Trial};
+
+/// The PTX body of entry `name` (up to the next entry).
+fn body(name: &str) -> Option<&'static str> {
+    let start = PTX.find(&format!(".entry {name}("))?;
+    let rest = &PTX[start + 1..];
+    Some(&PTX[start..start + 1 + rest.find(".entry ").unwrap_or(rest.len())])
+}
+
+fn expect_in(names: &[&str], needle: &str) -> Result<(), Failed> {
+    for n in names {
+        let b = body(n).ok_or(format!("{n} missing"))?;
+        if !b.contains(needle) {
+            return Err(format!("{n} has no `{needle}`").into());
+        }
+    }
+    Ok(())
+}
+
+pub fn trials() -> Vec<Trial> {
+    vec![
+        Trial::test("ptx::every_launched_kernel_is_an_entry", || {
+            let entries = ptx_entries(PTX);
+            let missing: Vec<_> = launched_kernel_names()
+                .filter(|n| !entries.contains(n))
+                .collect();
+            if missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!("missing entries: {missing:?}").into())
+            }
+        }),
+        Trial::test("ptx::variants_use_their_memory_spaces", || {
+            for inst in ReduceInstance::ALL {
+                let n = inst.names();
+                expect_in(&n[4..7], "st.shared")?; // steps 5–7 park partials in shared memory
+                expect_in(&n[6..8], "shfl.sync.down")?; // steps 7–8 finish warps by shuffles
+                expect_in(&n[7..8], "ld.global.nc.v4.u32")?; // step 8: 16-byte read-only loads
+                expect_in(&n[7..8], "atom.global.add.u32")?; // step 8: last-block ticket
+            }
+            Ok(())
+        }),
+        Trial::test("ptx::no_local_memory", || {
+            if PTX.contains("ld.local") || PTX.contains("st.local") {
+                Err("some kernel uses local memory (a register array spilled?)".into())
+            } else {
+                Ok(())
+            }
+        }),
+    ]
+}
