@@ -10,7 +10,8 @@ use gpuprims::Gpu;
 use gpuprims::cpu::reduce as cpu;
 
 fn main() {
-    let n = if support::quick() { 1 << 16 } else { 1 << 20 };
+    let quick = support::quick();
+    let n = if quick { 1 << 16 } else { 1 << 20 };
     let x = support::tutorial_ints(n, 2026);
     let want = cpu::sum_sq_int(&x);
     let (serial, rayon) = support::cpu_baselines(&x, want);
@@ -29,7 +30,7 @@ fn main() {
         }
     };
     let result = (|| -> gpuprims::Result<()> {
-        let copy = gpu.copy_bandwidth_gbps(256 << 20, 10)?;
+        let copy = gpu.copy_bandwidth_gbps(if quick { 16 << 20 } else { 256 << 20 }, 10)?;
         let rows = support::sumsq_ladder(&gpu, &x, want, copy, 5_000.0)?;
         support::print_table(
             &format!("sum of squares, {n} i32 on {}", gpu.props().name),
