@@ -17,8 +17,7 @@ use std::process::Command;
 const DEFAULT_ARCH: &str = "sm_70";
 
 fn main() {
-    let root =
-        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let kernels = root.join("kernels-gpu");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
 
@@ -56,20 +55,16 @@ fn main() {
         .status()
         .unwrap_or_else(|e| fail(&format!("could not run cargo for kernels-gpu: {e}")));
     if !status.success() {
-        fail(&format!(
-            "building kernels-gpu for nvptx64 failed ({status})"
-        ));
+        fail(&format!("building kernels-gpu for nvptx64 failed ({status})"));
     }
 
     let ptx = newest_ptx(&target_dir.join("nvptx64-nvidia-cuda/release/deps"))
         .unwrap_or_else(|| fail("kernels-gpu built but no PTX (.s) was emitted"));
-    let text = fs::read_to_string(&ptx)
-        .unwrap_or_else(|e| fail(&format!("reading {}: {e}", ptx.display())));
+    let text = fs::read_to_string(&ptx).unwrap_or_else(|e| fail(&format!("reading {}: {e}", ptx.display())));
     if !text.contains(".entry") {
         fail(&format!("{} holds no kernel entry", ptx.display()));
     }
-    fs::write(out_dir.join("gpuprims_kernels.ptx"), text)
-        .unwrap_or_else(|e| fail(&format!("writing PTX: {e}")));
+    fs::write(out_dir.join("gpuprims_kernels.ptx"), text).unwrap_or_else(|e| fail(&format!("writing PTX: {e}")));
     println!("cargo:rustc-env=GPUPRIMS_PTX_ARCH={arch}");
 }
 
@@ -126,9 +121,7 @@ fn fail(msg: &str) -> ! {
     eprintln!("error: gpuprims could not build its GPU kernels: {msg}");
     eprintln!("  The kernels are Rust compiled to PTX with the toolchain pinned in");
     eprintln!("  kernels-gpu/rust-toolchain.toml (nightly-2026-05-20 with rust-src).");
-    eprintln!(
-        "  Needed: rustup on PATH (https://rustup.rs) and network access to fetch that toolchain"
-    );
+    eprintln!("  Needed: rustup on PATH (https://rustup.rs) and network access to fetch that toolchain");
     eprintln!("  once, or install it by hand:");
     eprintln!("    rustup toolchain install nightly-2026-05-20 --profile minimal -c rust-src");
     eprintln!();

@@ -15,23 +15,19 @@ fn main() {
     let x = support::tutorial_ints(n, 2026);
     let want = cpu::sum_sq_int(&x);
     let (serial, rayon) = support::cpu_baselines(&x, want);
-    println!(
-        "gpuprims tour — reductions: sum of squares of {n} random i32 (the classic tutorial workload)"
-    );
+    println!("gpuprims tour — reductions: sum of squares of {n} random i32 (the classic tutorial workload)");
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) => {
             println!("No GPU: {e}.");
-            println!(
-                "CPU reference: serial {serial:.1} µs, rayon {rayon:.1} µs (sum of squares = {want})."
-            );
+            println!("CPU reference: serial {serial:.1} µs, rayon {rayon:.1} µs (sum of squares = {want}).");
             println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladder.");
             return;
         }
     };
     let result = (|| -> gpuprims::Result<()> {
         let copy = gpu.copy_bandwidth_gbps(if quick { 16 << 20 } else { 256 << 20 }, 10)?;
-        let rows = support::sumsq_ladder(&gpu, &x, want, copy, 5_000.0)?;
+        let rows = support::sumsq_ladder(&gpu, &x, want, copy)?;
         support::print_table(
             &format!("sum of squares, {n} i32 on {}", gpu.props().name),
             &rows,
@@ -40,19 +36,19 @@ fn main() {
         );
         let best = rows
             .iter()
-            .filter(|r| r.ok == Some(true))
-            .min_by(|a, b| a.median_us.partial_cmp(&b.median_us).unwrap());
+            .filter(|r| r.ok)
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
         if let Some(b) = best {
             println!(
                 "\nSummary: fastest correct step {} at {:.2} µs ({:.0} GB/s, {:.0}% of copy bandwidth), {:.0}× the serial CPU.",
                 b.variant,
-                b.median_us.unwrap(),
-                b.gbps().unwrap(),
-                b.pct_copy().unwrap(),
-                serial / b.median_us.unwrap()
+                b.median_us,
+                b.gbps(),
+                b.pct_copy(),
+                serial / b.median_us
             );
         }
-        if rows.iter().any(|r| r.ok == Some(false)) {
+        if rows.iter().any(|r| !r.ok) {
             eprintln!("FAIL: a variant disagreed with the CPU reference");
             std::process::exit(1);
         }

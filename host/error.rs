@@ -20,18 +20,11 @@ pub enum Error {
 
     /// The input has more elements than the operation supports exactly.
     #[error("`{op}` supports at most {max} elements, got {len}")]
-    TooManyElements {
-        op: &'static str,
-        len: usize,
-        max: usize,
-    },
+    TooManyElements { op: &'static str, len: usize, max: usize },
 
     /// The variant cannot run this input.
     #[error("variant `{variant}` cannot run this input: {reason}")]
-    Unsupported {
-        variant: &'static str,
-        reason: String,
-    },
+    Unsupported { variant: &'static str, reason: String },
 
     /// An argument is out of its documented range.
     #[error("invalid argument `{name}`: {reason}")]

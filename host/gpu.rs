@@ -46,9 +46,7 @@ impl std::fmt::Debug for Gpu {
 }
 
 fn no_device(reason: impl Into<String>) -> Error {
-    Error::NoDevice {
-        reason: reason.into(),
-    }
+    Error::NoDevice { reason: reason.into() }
 }
 
 impl Gpu {
@@ -65,15 +63,12 @@ impl Gpu {
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(no_device("the CUDA driver library (libcuda) was not found"));
         }
-        let count = CudaContext::device_count()
-            .map_err(|e| no_device(format!("cuInit/cuDeviceGetCount: {e}")))?;
+        let count = CudaContext::device_count().map_err(|e| no_device(format!("cuInit/cuDeviceGetCount: {e}")))?;
         if ordinal >= count.max(0) as usize {
-            return Err(no_device(format!(
-                "device {ordinal} requested, {count} present"
-            )));
+            return Err(no_device(format!("device {ordinal} requested, {count} present")));
         }
-        let ctx = CudaContext::new(ordinal)
-            .map_err(|e| no_device(format!("creating a context on device {ordinal}: {e}")))?;
+        let ctx =
+            CudaContext::new(ordinal).map_err(|e| no_device(format!("creating a context on device {ordinal}: {e}")))?;
         // One stream per Gpu, so cudarc's cross-stream event tracking would only add a record per
         // argument per launch.
         // SAFETY: no CudaSlice of this context exists yet.
@@ -130,11 +125,7 @@ impl Gpu {
         Ok(self.stream.synchronize()?)
     }
 
-    pub(crate) fn reduce_kernel(
-        &self,
-        inst: ReduceInstance,
-        step: crate::abi::reduce::ReduceStep,
-    ) -> &CudaFunction {
+    pub(crate) fn reduce_kernel(&self, inst: ReduceInstance, step: crate::abi::reduce::ReduceStep) -> &CudaFunction {
         &self.reduce[inst as usize][step.index()]
     }
 }

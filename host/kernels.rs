@@ -54,9 +54,7 @@ pub fn ptx_entries(ptx: &str) -> Vec<&str> {
 }
 
 /// A reducer the host can launch: its contract instance and a device-copyable accumulator.
-pub trait HostReducer:
-    Reducer<In: cudarc::driver::DeviceRepr, Acc: cudarc::driver::DeviceRepr>
-{
+pub trait HostReducer: Reducer<In: cudarc::driver::DeviceRepr, Acc: cudarc::driver::DeviceRepr> {
     /// The kernel instance (index into the host's kernel table).
     const INSTANCE: ReduceInstance;
 }

@@ -71,12 +71,7 @@ impl Gpu {
         let words = bytes / 4;
         let src = self.stream().alloc_zeros::<u32>(words)?;
         let mut dst = self.stream().alloc_zeros::<u32>(words)?;
-        let t = self.time_launches(
-            3,
-            runs,
-            |_| Ok(()),
-            |_| Ok(self.stream().memcpy_dtod(&src, &mut dst)?),
-        )?;
+        let t = self.time_launches(3, runs, |_| Ok(()), |_| Ok(self.stream().memcpy_dtod(&src, &mut dst)?))?;
         Ok(t.gbps(2.0 * (words * 4) as f64))
     }
 }

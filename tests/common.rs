@@ -20,10 +20,7 @@ fn gpu_required() -> bool {
 }
 
 /// A trial that needs the GPU: ignored without one (failed with `GPUPRIMS_REQUIRE_GPU=1`).
-pub fn gpu_trial(
-    name: String,
-    f: impl FnOnce(&Gpu) -> Result<(), Failed> + Send + 'static,
-) -> Trial {
+pub fn gpu_trial(name: String, f: impl FnOnce(&Gpu) -> Result<(), Failed> + Send + 'static) -> Trial {
     let available = gpu().is_ok();
     let ignored = !available && !gpu_required();
     Trial::test(name, move || match gpu() {

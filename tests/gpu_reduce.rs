@@ -42,12 +42,7 @@ enum Op {
 const OPS: [Op; 5] = [Op::Sum, Op::SumSq, Op::Min, Op::Max, Op::MeanVar];
 
 /// Runs one reduction through a poisoned [`ReduceLaunch`].
-fn run<R: HostReducer>(
-    gpu: &Gpu,
-    x: &[R::In],
-    variant: ReduceVariant,
-    policy: ReducePolicy,
-) -> Result<R::Acc, Failed> {
+fn run<R: HostReducer>(gpu: &Gpu, x: &[R::In], variant: ReduceVariant, policy: ReducePolicy) -> Result<R::Acc, Failed> {
     let input = gpu.stream().clone_htod(x).map_err(|e| e.to_string())?;
     let launch = ReduceLaunch::<R>::new(gpu, x.len(), variant, policy)?;
     launch.poison(gpu)?;
@@ -134,14 +129,8 @@ fn check_case<T: Oracle>(
 ) -> Result<(), String> {
     let f = |e: Failed| format!("{e:?}");
     match op {
-        Op::Sum => T::check_sum(
-            T::sum_out(run::<T::SumR>(gpu, x, variant, policy).map_err(f)?),
-            x,
-        ),
-        Op::SumSq => T::check_sumsq(
-            T::sumsq_out(run::<T::SumSqR>(gpu, x, variant, policy).map_err(f)?),
-            x,
-        ),
+        Op::Sum => T::check_sum(T::sum_out(run::<T::SumR>(gpu, x, variant, policy).map_err(f)?), x),
+        Op::SumSq => T::check_sumsq(T::sumsq_out(run::<T::SumSqR>(gpu, x, variant, policy).map_err(f)?), x),
         Op::Min | Op::Max => {
             let (got, want) = match op {
                 Op::Min => (
@@ -177,12 +166,7 @@ fn check_case<T: Oracle>(
     }
 }
 
-fn check_all<T: Oracle>(
-    gpu: &Gpu,
-    op: Op,
-    variant: ReduceVariant,
-    policy: ReducePolicy,
-) -> Result<(), Failed> {
+fn check_all<T: Oracle>(gpu: &Gpu, op: Op, variant: ReduceVariant, policy: ReducePolicy) -> Result<(), Failed> {
     for n in sizes() {
         for (pi, &p) in PATTERNS.iter().enumerate() {
             if !T::IS_FLOAT && p == Pattern::OneNan {
@@ -245,22 +229,13 @@ pub fn trials() -> Vec<Trial> {
 }
 
 fn api_views(gpu: &Gpu) -> Result<(), Failed> {
-    let a = Array2::from_shape_fn((301, 517), |(i, j)| {
-        (i as i32 * 7919 - j as i32 * 104_729) ^ 0x5a5a
-    });
-    let views = [
-        a.view(),
-        a.t(),
-        a.slice(s![..;2, 3..;5]),
-        a.slice(s![..;-3, ..]),
-    ];
+    let a = Array2::from_shape_fn((301, 517), |(i, j)| (i as i32 * 7919 - j as i32 * 104_729) ^ 0x5a5a);
+    let views = [a.view(), a.t(), a.slice(s![..;2, 3..;5]), a.slice(s![..;-3, ..])];
     for v in views {
         let flat: Vec<i32> = v.iter().copied().collect();
         let got = gpu.sum_of_squares(&v)?;
         if got != cpu::sum_sq_int(&flat) {
-            return Err(
-                format!("view {:?}: {got} != {}", v.shape(), cpu::sum_sq_int(&flat)).into(),
-            );
+            return Err(format!("view {:?}: {got} != {}", v.shape(), cpu::sum_sq_int(&flat)).into());
         }
         if gpu.min(&v)? != cpu::min(&flat).unwrap() || gpu.max(&v)? != cpu::max(&flat).unwrap() {
             return Err(format!("view {:?}: min/max differ", v.shape()).into());
@@ -302,9 +277,7 @@ fn api_empty(gpu: &Gpu) -> Result<(), Failed> {
         (
             Err(Error::EmptyInput { op: "min" }),
             Err(Error::EmptyInput { op: "max" }),
-            Err(Error::EmptyInput {
-                op: "mean_variance",
-            }),
+            Err(Error::EmptyInput { op: "mean_variance" }),
         ) => Ok(()),
         other => Err(format!("expected EmptyInput errors, got {other:?}").into()),
     }
@@ -337,10 +310,7 @@ fn api_bad_arguments(gpu: &Gpu) -> Result<(), Failed> {
         },
     );
     let launch = ReduceLaunch::<R>::new(gpu, 100, ReduceVariant::Auto, ReducePolicy::default())?;
-    let short = gpu
-        .stream()
-        .clone_htod(&[1i32; 10])
-        .map_err(|e| e.to_string())?;
+    let short = gpu.stream().clone_htod(&[1i32; 10]).map_err(|e| e.to_string())?;
     let too_short = launch.enqueue(gpu, &short);
     match (zero, no_blocks, too_short) {
         (
@@ -349,12 +319,7 @@ fn api_bad_arguments(gpu: &Gpu) -> Result<(), Failed> {
             Err(Error::InvalidArgument { .. }),
         ) => {}
         (a, b, c) => {
-            return Err(format!(
-                "expected InvalidArgument x3, got {:?} {:?} {c:?}",
-                a.err(),
-                b.err()
-            )
-            .into());
+            return Err(format!("expected InvalidArgument x3, got {:?} {:?} {c:?}", a.err(), b.err()).into());
         }
     }
     Ok(())

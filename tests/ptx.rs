@@ -25,9 +25,7 @@ pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("ptx::every_launched_kernel_is_an_entry", || {
             let entries = ptx_entries(PTX);
-            let missing: Vec<_> = launched_kernel_names()
-                .filter(|n| !entries.contains(n))
-                .collect();
+            let missing: Vec<_> = launched_kernel_names().filter(|n| !entries.contains(n)).collect();
             if missing.is_empty() {
                 Ok(())
             } else {

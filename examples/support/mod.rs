@@ -43,20 +43,21 @@ pub struct Row {
     pub family: &'static str,
     pub variant: String,
     pub n: usize,
-    /// Median kernel time (µs); `None` when the variant was skipped.
-    pub median_us: Option<f64>,
+    /// Median kernel time (µs).
+    pub median_us: f64,
     pub bytes: f64,
     pub copy_gbps: f64,
-    pub ok: Option<bool>,
+    /// Result equal to the CPU reference.
+    pub ok: bool,
     pub note: String,
 }
 
 impl Row {
-    pub fn gbps(&self) -> Option<f64> {
-        self.median_us.map(|us| self.bytes / (us * 1e3))
+    pub fn gbps(&self) -> f64 {
+        self.bytes / (self.median_us * 1e3)
     }
-    pub fn pct_copy(&self) -> Option<f64> {
-        self.gbps().map(|g| 100.0 * g / self.copy_gbps)
+    pub fn pct_copy(&self) -> f64 {
+        100.0 * self.gbps() / self.copy_gbps
     }
 }
 
@@ -64,83 +65,49 @@ impl Row {
 /// through them so a small input is read from DRAM, not from the cache.
 pub fn rotating_copies(gpu: &Gpu, host: &[i32]) -> Result<Vec<cudarc::driver::CudaSlice<i32>>> {
     let bytes = std::mem::size_of_val(host).max(1);
-    let k = (2 * gpu.props().l2_bytes as usize)
-        .div_ceil(bytes)
-        .clamp(1, 16);
+    let k = (2 * gpu.props().l2_bytes as usize).div_ceil(bytes).clamp(1, 16);
     (0..k).map(|_| Ok(gpu.stream().clone_htod(host)?)).collect()
 }
 
 /// Times every variant of the sum-of-squares ladder on `host` (i32 → exact u128), checks each
-/// result against `want`, and returns one row per variant. Steps whose projected time exceeds
-/// `max_ms` per run (step 1 on 2^28 ints takes tens of seconds) are listed as skipped.
-pub fn sumsq_ladder(
-    gpu: &Gpu,
-    host: &[i32],
-    want: u128,
-    copy_gbps: f64,
-    max_ms: f64,
-) -> Result<Vec<Row>> {
+/// result against `want`, and returns one row per variant.
+pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Result<Vec<Row>> {
     let inputs = rotating_copies(gpu, host)?;
     let n = host.len();
     let mut rows = Vec::new();
     for variant in ReduceVariant::ALL {
-        let mut row = Row {
-            family: "sum_of_squares i32→u128",
-            variant: variant.name().into(),
-            n,
-            median_us: None,
-            bytes: 4.0 * n as f64,
-            copy_gbps,
-            ok: None,
-            note: String::new(),
-        };
-        if variant == ReduceVariant::SingleThread && n > 1 << 20 {
-            let projected_ms = step1_rate_us_per_elem(gpu, host)? * n as f64 / 1e3;
-            if projected_ms > max_ms {
-                row.note = format!(
-                    "skipped: ~{:.0} s per run projected from a 2^16 run",
-                    projected_ms / 1e3
-                );
-                rows.push(row);
-                continue;
-            }
-        }
         let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, variant, ReducePolicy::default())?;
-        // One untimed run sizes the number of timed runs (≈ 300 ms of GPU time, 5..=200 runs).
-        let probe = gpu.time_launches(0, 1, |_| Ok(()), |_| launch.enqueue(gpu, &inputs[0]))?;
-        let runs = ((300e3 / probe.median_us) as usize)
-            .clamp(if probe.median_us > 1e5 { 1 } else { 5 }, 200);
-        let warmup = if probe.median_us > 1e5 { 0 } else { 3 };
-        let t = gpu.time_launches(
-            warmup,
-            runs,
-            |_| launch.poison(gpu),
-            |i| launch.enqueue(gpu, &inputs[i % inputs.len()]),
-        )?;
+        // A first timed run sizes the rest (≈ 300 ms of GPU time, 3..=200 runs); a variant that
+        // takes over a second (step 1 on 2^28 ints) is reported from that single run.
+        let probe = gpu.time_launches(0, 1, |_| launch.poison(gpu), |_| launch.enqueue(gpu, &inputs[0]))?;
+        let (t, runs) = if probe.median_us > 1e6 {
+            (probe, 1)
+        } else {
+            let runs = ((300e3 / probe.median_us) as usize).clamp(3, 200);
+            let t = gpu.time_launches(
+                3,
+                runs,
+                |_| launch.poison(gpu),
+                |i| launch.enqueue(gpu, &inputs[i % inputs.len()]),
+            )?;
+            (t, runs)
+        };
         // Correctness on input 0, after poisoning.
         launch.poison(gpu)?;
         launch.enqueue(gpu, &inputs[0])?;
         let got = launch.result(gpu)?.to_u128();
-        row.median_us = Some(t.median_us);
-        row.ok = Some(got == want);
-        row.note = format!("{runs} runs, grid {}", launch.grid());
-        rows.push(row);
+        rows.push(Row {
+            family: "sum_of_squares i32→u128",
+            variant: variant.name().into(),
+            n,
+            median_us: t.median_us,
+            bytes: 4.0 * n as f64,
+            copy_gbps,
+            ok: got == want,
+            note: format!("{runs} runs, grid {}", launch.grid()),
+        });
     }
     Ok(rows)
-}
-
-/// Measures step 1 on a 2^16 prefix, to project its time on inputs too large to time.
-pub fn step1_rate_us_per_elem(gpu: &Gpu, host: &[i32]) -> Result<f64> {
-    let m = host.len().min(1 << 16);
-    let input = gpu.stream().clone_htod(&host[..m])?;
-    let launch = ReduceLaunch::<SumSq<i32>>::new(
-        gpu,
-        m,
-        ReduceVariant::SingleThread,
-        ReducePolicy::default(),
-    )?;
-    let t = gpu.time_launches(1, 3, |_| Ok(()), |_| launch.enqueue(gpu, &input))?;
-    Ok(t.median_us / m as f64)
 }
 
 /// CPU baselines: (serial µs, rayon µs), each checked against `want`.
@@ -148,43 +115,29 @@ pub fn cpu_baselines(host: &[i32], want: u128) -> (f64, f64) {
     let runs = if host.len() > 1 << 24 { 3 } else { 11 };
     let (serial, s) = cpu_time_us(runs, || cpu::serial_sum_sq_i32(host));
     let (par, p) = cpu_time_us(runs, || cpu::par_sum_sq_i32(host));
-    assert_eq!(
-        (s, p),
-        (want, want),
-        "CPU baselines disagree with the reference"
-    );
+    assert_eq!((s, p), (want, want), "CPU baselines disagree with the reference");
     (serial, par)
 }
 
 /// Prints a ladder table: time, GB/s, % of copy bandwidth, speedups, check.
 pub fn print_table(title: &str, rows: &[Row], cpu_serial_us: f64, cpu_rayon_us: f64) {
     println!("\n### {title}");
-    println!(
-        "| step | median µs | GB/s | % copy BW | × prev | × CPU serial | × CPU rayon | check | note |"
-    );
+    println!("| step | median µs | GB/s | % copy BW | × prev | × CPU serial | × CPU rayon | check | note |");
     println!("|---|---:|---:|---:|---:|---:|---:|---|---|");
     let mut prev: Option<f64> = None;
     for r in rows {
-        let Some(us) = r.median_us else {
-            println!("| {} | – | – | – | – | – | – | – | {} |", r.variant, r.note);
-            continue;
-        };
+        let us = r.median_us;
         let x_prev = prev.map_or("–".into(), |p| format!("{:.2}", p / us));
-        let check = match r.ok {
-            Some(true) => "PASS",
-            Some(false) => "FAIL",
-            None => "–",
-        };
         println!(
             "| {} | {:.2} | {:.1} | {:.1}% | {} | {:.1} | {:.1} | {} | {} |",
             r.variant,
             us,
-            r.gbps().unwrap(),
-            r.pct_copy().unwrap(),
+            r.gbps(),
+            r.pct_copy(),
             x_prev,
             cpu_serial_us / us,
             cpu_rayon_us / us,
-            check,
+            if r.ok { "PASS" } else { "FAIL" },
             r.note
         );
         prev = Some(us);

@@ -49,11 +49,7 @@ pub fn sum_f64_by<T: RefNum>(x: &[T], f: impl Fn(f64) -> f64) -> f64 {
     for v in x {
         let y = f(v.to_f64());
         let t = s + y;
-        c += if s.abs() >= y.abs() {
-            (s - t) + y
-        } else {
-            (y - t) + s
-        };
+        c += if s.abs() >= y.abs() { (s - t) + y } else { (y - t) + s };
         s = t;
     }
     s + c
@@ -117,11 +113,7 @@ pub fn mean_variance<T: RefNum>(x: &[T]) -> Option<(f64, f64)> {
 /// Rayon-parallel Σx² of i32 (exact, u128): the multi-core CPU baseline.
 pub fn par_sum_sq_i32(x: &[i32]) -> u128 {
     x.par_chunks(1 << 16)
-        .map(|c| {
-            c.iter()
-                .map(|&v| (v as i64 * v as i64) as u64 as u128)
-                .sum::<u128>()
-        })
+        .map(|c| c.iter().map(|&v| (v as i64 * v as i64) as u64 as u128).sum::<u128>())
         .sum()
 }
 

@@ -19,9 +19,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::abi::reduce::{Max, MeanVar, Min, Sum, SumSq};
-use crate::abi::reduce::{
-    Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, VEC_LOADS_IN_FLIGHT, W128,
-};
+use crate::abi::reduce::{Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, W128};
 use crate::array::DeviceInput;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
@@ -104,22 +102,17 @@ impl ReduceVariant {
 }
 
 /// Launch-size policy of the grid-wide steps (4–8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// By default the grid is exactly one wave: `SMs × resident blocks per SM`, the latter from the
+/// driver's occupancy calculator for the kernel's registers and shared memory (never more blocks
+/// than the input needs). Measured on the H100 (2^28 i32, step 8): a fixed 8 blocks per SM, where
+/// registers allowed 7, left a second wave of 132 lone blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ReducePolicy {
-    /// Resident blocks per SM the grid aims for: 8 × 256 threads fill an H100 SM (2048 threads).
-    /// Measured on the H100 (2^28 i32, step 8): fewer blocks left bandwidth unused.
-    pub blocks_per_sm: u32,
+    /// Resident blocks per SM to aim for; `None`: ask the occupancy calculator.
+    pub blocks_per_sm: Option<u32>,
     /// Upper bound on the grid (tests force tiny grids to exercise the grid-stride loops).
     pub max_blocks: Option<u32>,
-}
-
-impl Default for ReducePolicy {
-    fn default() -> Self {
-        ReducePolicy {
-            blocks_per_sm: 8,
-            max_blocks: None,
-        }
-    }
 }
 
 /// One prepared reduction launch: kernel, grid and the partials buffer, reusable across inputs of
@@ -140,24 +133,31 @@ impl<R: HostReducer> ReduceLaunch<R> {
                 reason: "a reduction launch needs n ≥ 1".into(),
             });
         }
-        if policy.blocks_per_sm == 0 || policy.max_blocks == Some(0) {
+        if policy.blocks_per_sm == Some(0) || policy.max_blocks == Some(0) {
             return Err(Error::InvalidArgument {
                 name: "policy",
                 reason: format!("{policy:?} allows no block"),
             });
         }
         let step = variant.step();
+        let shared = step.shared_bytes(size_of::<R::Acc>());
         let grid = match step.fixed_grid() {
             Some(g) => g,
             None => {
-                let lanes = (16 / size_of::<R::In>()) as u64;
+                // At least one element (one 16-byte vector for step 8) per thread.
                 let per_thread = if step == ReduceStep::WarpShuffleVec {
-                    lanes * VEC_LOADS_IN_FLIGHT
+                    16 / size_of::<R::In>() as u64
                 } else {
                     1
                 };
                 let wanted = (n as u64).div_ceil(per_thread * REDUCE_BLOCK as u64);
-                let resident = gpu.props().sm_count as u64 * policy.blocks_per_sm as u64;
+                let per_sm = match policy.blocks_per_sm {
+                    Some(b) => b,
+                    None => gpu
+                        .reduce_kernel(R::INSTANCE, step)
+                        .occupancy_max_active_blocks_per_multiprocessor(step.block(), shared as usize, None)?,
+                };
+                let resident = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
                 let cap = policy.max_blocks.map_or(u64::MAX, u64::from);
                 wanted.min(resident).min(cap).clamp(1, u32::MAX as u64) as u32
             }
@@ -165,17 +165,12 @@ impl<R: HostReducer> ReduceLaunch<R> {
         let cfg = LaunchConfig {
             grid_dim: (grid, 1, 1),
             block_dim: (step.block(), 1, 1),
-            shared_mem_bytes: step.shared_bytes(size_of::<R::Acc>()),
+            shared_mem_bytes: shared,
         };
         // SAFETY: every accumulator the host reads back is written by the kernel first
         // (partial_count covers exactly what the step writes).
         let partials = unsafe { gpu.stream().alloc::<R::Acc>(step.partial_count(grid)) }?;
-        Ok(ReduceLaunch {
-            step,
-            cfg,
-            n,
-            partials,
-        })
+        Ok(ReduceLaunch { step, cfg, n, partials })
     }
 
     /// Blocks in the grid.
@@ -188,9 +183,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
         let bytes = self.partials.num_bytes();
         let (ptr, _sync) = self.partials.device_ptr(gpu.stream());
         // SAFETY: `ptr` addresses `bytes` bytes of this live allocation, on its own stream.
-        unsafe {
-            cudarc::driver::result::memset_d8_async(ptr, 0xA5, bytes, gpu.stream().cu_stream())
-        }?;
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xA5, bytes, gpu.stream().cu_stream()) }?;
         Ok(())
     }
 
@@ -199,11 +192,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
         if input.len() < self.n {
             return Err(Error::InvalidArgument {
                 name: "input",
-                reason: format!(
-                    "holds {} elements, the launch was planned for {}",
-                    input.len(),
-                    self.n
-                ),
+                reason: format!("holds {} elements, the launch was planned for {}", input.len(), self.n),
             });
         }
         if self.step == ReduceStep::WarpShuffleVec {
@@ -218,11 +207,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
         let args = ReduceArgs { n: self.n as u64 };
         let func = gpu.reduce_kernel(R::INSTANCE, self.step);
         let mut launch = gpu.stream().launch_builder(func);
-        launch
-            .arg(input)
-            .arg(&args)
-            .arg(&self.partials)
-            .arg(&gpu.reduce_ticket);
+        launch.arg(input).arg(&args).arg(&self.partials).arg(&gpu.reduce_ticket);
         // SAFETY: the argument list matches `(input: *const In, args: ReduceArgs, partials: *mut
         // Acc, ticket: *mut u32)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1
         // elements (checked above) and is 16-byte aligned for step 8; `partials` holds
@@ -266,11 +251,7 @@ impl Gpu {
     }
 
     /// Σx with a chosen ladder step.
-    pub fn sum_with<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-    ) -> Result<T::Sum> {
+    pub fn sum_with<T: ReduceElement>(&self, x: impl DeviceInput<T>, variant: ReduceVariant) -> Result<T::Sum> {
         self.sum_policy(x, variant, ReducePolicy::default())
     }
 
@@ -325,11 +306,7 @@ impl Gpu {
     }
 
     /// Smallest element with a chosen ladder step.
-    pub fn min_with<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-    ) -> Result<T> {
+    pub fn min_with<T: ReduceElement>(&self, x: impl DeviceInput<T>, variant: ReduceVariant) -> Result<T> {
         self.min_policy(x, variant, ReducePolicy::default())
     }
 
@@ -350,11 +327,7 @@ impl Gpu {
     }
 
     /// Largest element with a chosen ladder step.
-    pub fn max_with<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-    ) -> Result<T> {
+    pub fn max_with<T: ReduceElement>(&self, x: impl DeviceInput<T>, variant: ReduceVariant) -> Result<T> {
         self.max_policy(x, variant, ReducePolicy::default())
     }
 
@@ -397,9 +370,7 @@ impl Gpu {
     ) -> Result<MeanVariance> {
         let n = x.len();
         if n == 0 {
-            return Err(Error::EmptyInput {
-                op: "mean_variance",
-            });
+            return Err(Error::EmptyInput { op: "mean_variance" });
         }
         let input = x.to_device(self)?;
         let first = self.stream().clone_dtoh(&input.slice().slice(0..1))?[0];
@@ -419,9 +390,7 @@ pub struct MeanVariance {
 }
 
 /// An input type the reductions accept (i32, u8, u32, f32, f64), with its result types.
-pub trait ReduceElement:
-    cudarc::driver::DeviceRepr + Copy + Send + Sync + std::fmt::Debug + 'static
-{
+pub trait ReduceElement: cudarc::driver::DeviceRepr + Copy + Send + Sync + std::fmt::Debug + 'static {
     #[doc(hidden)]
     type SumR: HostReducer<In = Self>;
     #[doc(hidden)]
@@ -455,7 +424,7 @@ fn int_moments(m: Moments<W128, W128>, k: i64, n: usize) -> MeanVariance {
         let num = (nn as u128) * s2 - (s1 * s1) as u128;
         num as f64 / (n as f64 * n as f64)
     } else {
-        ((s2 as f64 - (s1 as f64) * (s1 as f64) / n as f64) / n as f64).max(0.0)
+        ((s2 as f64 - (s1 as f64) * (s1 as f64 / n as f64)) / n as f64).max(0.0)
     };
     MeanVariance { mean, variance }
 }
@@ -464,7 +433,8 @@ fn int_moments(m: Moments<W128, W128>, k: i64, n: usize) -> MeanVariance {
 fn float_moments(m: Moments<f64, f64>, k: f64, n: usize) -> MeanVariance {
     let nf = n as f64;
     let mean = k + m.s1 / nf;
-    let variance = (m.s2 - m.s1 * m.s1 / nf) / nf;
+    // s1·(s1/n), not s1²/n: s1² overflows f64 long before the variance does.
+    let variance = (m.s2 - m.s1 * (m.s1 / nf)) / nf;
     // Rounding can push a zero variance a few ulps below 0; NaN stays NaN.
     MeanVariance {
         mean,

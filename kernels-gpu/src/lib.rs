@@ -6,10 +6,7 @@
 //! - [`device`]: thin wrappers over thread indices, barriers, shuffles, memory spaces, atomics.
 //! - [`reduce`]: the reduction ladder (steps 1–8).
 #![no_std]
-#![cfg_attr(
-    target_arch = "nvptx64",
-    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
-)]
+#![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![cfg_attr(
     target_arch = "nvptx64",
     feature(core_intrinsics, gpu_intrinsics, gpu_launch_sized_workgroup_mem)

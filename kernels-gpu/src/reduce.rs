@@ -8,9 +8,7 @@
 //! shared memory is always written before it is read, warps never rely on implicit lock-step
 //! execution, and integer squares accumulate in 128 bits.
 
-use crate::abi::reduce::{
-    REDUCE_BLOCK, ReduceArgs, Reducer, VEC_LOADS_IN_FLIGHT, last_block_flag_offset,
-};
+use crate::abi::reduce::{REDUCE_BLOCK, ReduceArgs, Reducer, VEC_LOADS_IN_FLIGHT, last_block_flag_offset};
 use crate::device::*;
 
 /// Loads element `i` (plain global load, as the tutorial does in steps 1–7).
@@ -47,11 +45,7 @@ unsafe fn accumulate_strided<R: Reducer>(
 }
 
 /// Step 1 — one thread does everything: no parallelism at all, the baseline.
-pub unsafe fn single_thread<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) {
+pub unsafe fn single_thread<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc) {
     // SAFETY: launched as one thread; partials holds 1 accumulator.
     unsafe {
         let acc = accumulate_strided::<R>(input, 0, args.n, 1, shift_of::<R>(input));
@@ -61,11 +55,7 @@ pub unsafe fn single_thread<R: Reducer>(
 
 /// Step 2 — one block of 256 threads, thread `t` sums its own contiguous chunk. Parallel, but
 /// at each instant the warp's 32 loads hit 32 different chunks: uncoalesced.
-pub unsafe fn one_block_chunked<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) {
+pub unsafe fn one_block_chunked<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc) {
     let t = thread_idx() as u64;
     let chunk = args.n.div_ceil(REDUCE_BLOCK as u64);
     let start = (t * chunk).min(args.n);
@@ -79,16 +69,11 @@ pub unsafe fn one_block_chunked<R: Reducer>(
 
 /// Step 3 — one block, thread `t` reads `t, t + 256, ..`: neighbouring threads read neighbouring
 /// words, so each warp load is one coalesced transaction. Still one SM.
-pub unsafe fn one_block_strided<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) {
+pub unsafe fn one_block_strided<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc) {
     let t = thread_idx() as u64;
     // SAFETY: as step 2.
     unsafe {
-        let acc =
-            accumulate_strided::<R>(input, t, args.n, REDUCE_BLOCK as u64, shift_of::<R>(input));
+        let acc = accumulate_strided::<R>(input, t, args.n, REDUCE_BLOCK as u64, shift_of::<R>(input));
         partials.add(t as usize).write(acc);
     }
 }
@@ -97,24 +82,12 @@ pub unsafe fn one_block_strided<R: Reducer>(
 #[inline(always)]
 unsafe fn grid_stride_acc<R: Reducer>(input: *const R::In, args: ReduceArgs) -> R::Acc {
     // SAFETY: the loop stays below n.
-    unsafe {
-        accumulate_strided::<R>(
-            input,
-            global_thread_idx(),
-            args.n,
-            grid_threads(),
-            shift_of::<R>(input),
-        )
-    }
+    unsafe { accumulate_strided::<R>(input, global_thread_idx(), args.n, grid_threads(), shift_of::<R>(input)) }
 }
 
 /// Step 4 — many blocks (every SM busy), grid-stride loop, one partial per thread: the host now
 /// has `grid × 256` partials to add.
-pub unsafe fn grid_stride<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) {
+pub unsafe fn grid_stride<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc) {
     // SAFETY: partials holds grid × REDUCE_BLOCK accumulators.
     unsafe {
         let acc = grid_stride_acc::<R>(input, args);
@@ -137,11 +110,7 @@ unsafe fn park_in_shared<R: Reducer>(acc: R::Acc) -> *mut R::Acc {
 
 /// Step 5 — the block's partials meet in shared memory and thread 0 adds them: one partial per
 /// block, so the host's work shrinks 256×, but thread 0 works serially while 255 threads wait.
-pub unsafe fn shared_partial<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) {
+pub unsafe fn shared_partial<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc) {
     // SAFETY: shared memory holds REDUCE_BLOCK accumulators; partials holds grid.
     unsafe {
         let s = park_in_shared::<R>(grid_stride_acc::<R>(input, args));
@@ -159,11 +128,7 @@ pub unsafe fn shared_partial<R: Reducer>(
 /// whose index is a multiple of `2s` (`tid & (2s − 1) == 0`) combine. log2(256) = 8 rounds
 /// instead of 255 serial adds, but active threads are scattered across warps (divergence) and
 /// the strided accesses conflict in the banks.
-pub unsafe fn shared_tree_interleaved<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) {
+pub unsafe fn shared_tree_interleaved<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc) {
     // SAFETY: as step 5; reads only slots written before a barrier.
     unsafe {
         let s = park_in_shared::<R>(grid_stride_acc::<R>(input, args));
@@ -171,8 +136,7 @@ pub unsafe fn shared_tree_interleaved<R: Reducer>(
         let mut stride = 1usize;
         while stride < REDUCE_BLOCK as usize {
             if t & (2 * stride - 1) == 0 {
-                s.add(t)
-                    .write(R::combine(s.add(t).read(), s.add(t + stride).read()));
+                s.add(t).write(R::combine(s.add(t).read(), s.add(t + stride).read()));
             }
             sync_threads();
             stride *= 2;
@@ -188,11 +152,8 @@ pub unsafe fn shared_tree_interleaved<R: Reducer>(
 /// conflict-free. Once 64 values remain, warp 0 finishes with register shuffles: no barrier, no
 /// shared memory, and no reliance on implicit warp synchrony (the tutorial's `volatile` trick
 /// races since Volta).
-pub unsafe fn shared_tree_sequential<R: Reducer>(
-    input: *const R::In,
-    args: ReduceArgs,
-    partials: *mut R::Acc,
-) where
+pub unsafe fn shared_tree_sequential<R: Reducer>(input: *const R::In, args: ReduceArgs, partials: *mut R::Acc)
+where
     R::Acc: WarpShuffle,
 {
     // SAFETY: as step 5.
@@ -202,8 +163,7 @@ pub unsafe fn shared_tree_sequential<R: Reducer>(
         let mut stride = REDUCE_BLOCK as usize / 2;
         while stride > 32 {
             if t < stride {
-                s.add(t)
-                    .write(R::combine(s.add(t).read(), s.add(t + stride).read()));
+                s.add(t).write(R::combine(s.add(t).read(), s.add(t + stride).read()));
             }
             sync_threads();
             stride /= 2;
@@ -311,75 +271,35 @@ macro_rules! reduce_entries {
             type Acc = <R as Reducer>::Acc;
 
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "1"))]
-            pub unsafe extern "ptx-kernel" fn s1(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s1(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::single_thread::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "2"))]
-            pub unsafe extern "ptx-kernel" fn s2(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s2(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::one_block_chunked::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "3"))]
-            pub unsafe extern "ptx-kernel" fn s3(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s3(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::one_block_strided::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "4"))]
-            pub unsafe extern "ptx-kernel" fn s4(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s4(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::grid_stride::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "5"))]
-            pub unsafe extern "ptx-kernel" fn s5(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s5(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::shared_partial::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "6"))]
-            pub unsafe extern "ptx-kernel" fn s6(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s6(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::shared_tree_interleaved::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "7"))]
-            pub unsafe extern "ptx-kernel" fn s7(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                _c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s7(i: *const In, a: ReduceArgs, p: *mut Acc, _c: *mut u32) {
                 unsafe { super::shared_tree_sequential::<R>(i, a, p) }
             }
             #[unsafe(export_name = $crate::reduce_kernel_name!($inst, "8"))]
-            pub unsafe extern "ptx-kernel" fn s8(
-                i: *const In,
-                a: ReduceArgs,
-                p: *mut Acc,
-                c: *mut u32,
-            ) {
+            pub unsafe extern "ptx-kernel" fn s8(i: *const In, a: ReduceArgs, p: *mut Acc, c: *mut u32) {
                 unsafe { super::warp_shuffle_vec::<R>(i, a, p, c) }
             }
         }

@@ -67,9 +67,7 @@ impl ReduceStep {
     /// Whether the step launches a fixed grid of one block (1, 2, 3) or a sized grid (4..8).
     pub const fn fixed_grid(self) -> Option<u32> {
         match self {
-            ReduceStep::SingleThread
-            | ReduceStep::OneBlockChunked
-            | ReduceStep::OneBlockStrided => Some(1),
+            ReduceStep::SingleThread | ReduceStep::OneBlockChunked | ReduceStep::OneBlockStrided => Some(1),
             _ => None,
         }
     }
@@ -90,9 +88,9 @@ impl ReduceStep {
             ReduceStep::SingleThread => 1,
             ReduceStep::OneBlockChunked | ReduceStep::OneBlockStrided => REDUCE_BLOCK as usize,
             ReduceStep::GridStride => grid as usize * REDUCE_BLOCK as usize,
-            ReduceStep::SharedPartial
-            | ReduceStep::SharedTreeInterleaved
-            | ReduceStep::SharedTreeSequential => grid as usize,
+            ReduceStep::SharedPartial | ReduceStep::SharedTreeInterleaved | ReduceStep::SharedTreeSequential => {
+                grid as usize
+            }
             ReduceStep::WarpShuffleVec => grid as usize + 1,
         }
     }
@@ -100,9 +98,9 @@ impl ReduceStep {
     /// Dynamic shared memory (bytes) the step needs for an accumulator of `acc_size` bytes.
     pub const fn shared_bytes(self, acc_size: usize) -> u32 {
         match self {
-            ReduceStep::SharedPartial
-            | ReduceStep::SharedTreeInterleaved
-            | ReduceStep::SharedTreeSequential => REDUCE_BLOCK * acc_size as u32,
+            ReduceStep::SharedPartial | ReduceStep::SharedTreeInterleaved | ReduceStep::SharedTreeSequential => {
+                REDUCE_BLOCK * acc_size as u32
+            }
             // one slot per warp, then the 8-byte "last block" flag
             ReduceStep::WarpShuffleVec => last_block_flag_offset(acc_size) as u32 + 8,
             _ => 0,
@@ -421,13 +419,7 @@ impl_meanvar_float!(f64);
 #[macro_export]
 macro_rules! reduce_kernel_name {
     ($inst:ident, $step:literal) => {
-        concat!(
-            $crate::kernel_prefix!(),
-            "reduce_",
-            stringify!($inst),
-            "_s",
-            $step
-        )
+        concat!($crate::kernel_prefix!(), "reduce_", stringify!($inst), "_s", $step)
     };
 }
 
