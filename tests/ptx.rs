@@ -38,7 +38,7 @@ pub fn trials() -> Vec<Trial> {
                 expect_in(&n[4..7], "st.shared")?; // steps 5–7 park partials in shared memory
                 expect_in(&n[6..8], "shfl.sync.down")?; // steps 7–8 finish warps by shuffles
                 expect_in(&n[7..8], "ld.global.nc.v4.u32")?; // step 8: 16-byte read-only loads
-                expect_in(&n[7..8], "atom.global.add.u32")?; // step 8: last-block ticket
+                expect_in(&n[7..8], "atom.acq_rel.gpu.global.add.u32")?; // step 8: last-block ticket
             }
             Ok(())
         }),

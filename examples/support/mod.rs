@@ -92,6 +92,13 @@ pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Resu
             )?;
             (t, runs)
         };
+        // The vendor peers time one buffer over and over; where ours rotate (input < 2 × L2),
+        // also time that L2-warm case for a like-for-like comparison.
+        let mut note = format!("{runs} runs, grid {}", launch.grid());
+        if inputs.len() > 1 && variant == ReduceVariant::WarpShuffleVec {
+            let warm = gpu.time_launches(3, runs, |_| Ok(()), |_| launch.enqueue(gpu, &inputs[0]))?;
+            note += &format!("; one buffer (L2-warm): {:.2} µs", warm.median_us);
+        }
         // Correctness on input 0, after poisoning.
         launch.poison(gpu)?;
         launch.enqueue(gpu, &inputs[0])?;
@@ -104,7 +111,7 @@ pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Resu
             bytes: 4.0 * n as f64,
             copy_gbps,
             ok: got == want,
-            note: format!("{runs} runs, grid {}", launch.grid()),
+            note,
         });
     }
     Ok(rows)

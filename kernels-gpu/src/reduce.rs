@@ -180,8 +180,8 @@ where
 /// Step 8 — the modern kernel. Each thread keeps `VEC_LOADS_IN_FLIGHT` independent 16-byte
 /// read-only loads in flight per loop trip (enough bytes in flight to cover DRAM latency with one
 /// block per SM slot), reduces in registers, then warps reduce by shuffles and meet in one shared
-/// slot per warp. The block's partial goes to global memory; the last block to finish (atomic
-/// ticket after a device fence) reduces all partials in index order and writes the result, so
+/// slot per warp. The block's partial goes to global memory; the last block to finish (acquire-release
+/// atomic ticket) reduces all partials in index order and writes the result, so
 /// one launch finishes the job and the result is deterministic. That block resets the ticket.
 pub unsafe fn warp_shuffle_vec<R: Reducer>(
     input: *const R::In,
@@ -236,16 +236,16 @@ pub unsafe fn warp_shuffle_vec<R: Reducer>(
         let block_acc = block_reduce::<R>(acc, slots);
         if thread_idx() == 0 {
             partials.add(block_idx() as usize).write(block_acc);
-            fence_device();
+            // Release our partial, acquire everyone's before us.
             let ticket = atomic_add_u32(counter, 1);
-            fence_device();
             flag.write((ticket == grid_dim() - 1) as u32);
         }
         sync_threads();
         if flag.read() == 0 {
             return;
         }
-        // Last block: every partial is visible (writers fenced before their ticket).
+        // Last block: every partial is visible (each writer released it with its ticket; thread 0
+        // acquired them all, and the barrier above orders the block's reads after that).
         let grid = grid_dim() as usize;
         let mut total = R::identity();
         let mut j = thread_idx() as usize;

@@ -35,7 +35,10 @@ pub unsafe fn load_nc_v4(p: *const [u32; 4]) -> [u32; 4] {
     [a, b, c, d]
 }
 
-/// Atomically adds `v` to the `u32` at `p` (device scope) and returns the old value.
+/// Atomically adds `v` to the `u32` at `p` and returns the old value, with acquire-release
+/// semantics at device scope: this thread's earlier writes are visible to any thread that later
+/// observes the new value, and writes made visible by earlier releasers are visible to this thread
+/// afterwards (the last-block-done handshake needs no separate fences).
 ///
 /// # Safety
 /// `p` must point to a valid, 4-byte-aligned `u32` in global memory.
@@ -44,7 +47,7 @@ pub unsafe fn atomic_add_u32(p: *mut u32, v: u32) -> u32 {
     let old: u32;
     // SAFETY: forwarded to the caller.
     unsafe {
-        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; atom.global.add.u32 {old}, [g], {v}; }}", old = out(reg32) old, p = in(reg64) p, v = in(reg32) v,
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; atom.acq_rel.gpu.global.add.u32 {old}, [g], {v}; }}", old = out(reg32) old, p = in(reg64) p, v = in(reg32) v,
              options(nostack));
     }
     old
