@@ -45,3 +45,8 @@ pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
 pub use timing::Timing;
+
+/// Compiles the README's usage snippet as a doctest.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
