@@ -53,7 +53,9 @@ pub enum ReduceVariant {
     /// 8 — 16-byte read-only loads (4 in flight per thread), warp shuffles, last-block-done
     /// finish in the same launch. Removes: load-issue limits and the host round trip.
     WarpShuffleVec,
-    /// The fastest measured variant (step 8 on every size measured on the H100).
+    /// Step 8: the only one-launch variant with no host combine, and the fastest kernel from 2^24
+    /// elements up on the H100 (below that, steps 4 and 7 post lower kernel-only times because
+    /// their host combine is not timed; see docs/PERFORMANCE.md).
     #[default]
     Auto,
 }
@@ -106,7 +108,7 @@ impl ReduceVariant {
 /// By default the grid is exactly one wave: `SMs × resident blocks per SM`, the latter from the
 /// driver's occupancy calculator for the kernel's registers and shared memory (never more blocks
 /// than the input needs). Measured on the H100 (2^28 i32, step 8): a fixed 8 blocks per SM, where
-/// registers allowed 7, left a second wave of 132 lone blocks.
+/// registers allowed 6, left a second wave of 132 lone blocks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct ReducePolicy {
     /// Resident blocks per SM to aim for; `None`: ask the occupancy calculator.
