@@ -1,6 +1,7 @@
-//! Benchmark: every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32), with the
-//! device-to-device copy bandwidth measured in the same run as the ceiling. Writes CSV and a
-//! markdown table under `target/gpuprims-bench/` and prints the table.
+//! Benchmark: every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32) and every 1D
+//! filter variant over 2^16 … 2^27 samples with 5 and 31 taps (mean filter, zero border; f64, and
+//! f32 at two sizes), with the device-to-device copy bandwidth measured in the same run as the
+//! ceiling. Writes CSV and a markdown table under `target/gpuprims-bench/` and prints the table.
 //!
 //!     cargo bench --bench ladder
 
@@ -9,8 +10,10 @@ mod support;
 
 use std::fmt::Write as _;
 
-use gpuprims::Gpu;
+use gpuprims::cpu::conv1d as cpu1d;
 use gpuprims::cpu::reduce as cpu;
+use gpuprims::{Border, Conv1dElement, Filter1d, Gpu};
+use support::{Filter1dWork, Row};
 
 fn main() {
     let gpu = match Gpu::new() {
@@ -34,15 +37,11 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         "Device: {}; copy bandwidth (read + write, 1 GiB d2d): {copy:.0} GB/s\n\n",
         gpu.props().name
     );
-    md.push_str("| n | variant | median µs | GB/s | % copy | check |\n|---:|---|---:|---:|---:|---|\n");
+    md.push_str("| family | n | variant | median µs | GB/s | % copy | check |\n|---|---:|---|---:|---:|---:|---|\n");
     let mut failed = false;
-    for log2 in (16..=28).step_by(2) {
-        let n = 1usize << log2;
-        let x = support::tutorial_ints(n, log2);
-        let want = cpu::sum_sq_int(&x);
-        let (serial, rayon) = support::cpu_baselines(&x, want);
-        let rows = support::sumsq_ladder(gpu, &x, want, copy)?;
-        for r in &rows {
+    let mut record = |rows: &[Row], size: &str, serial: Option<f64>, rayon: Option<f64>| {
+        let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
+        for r in rows {
             failed |= !r.ok;
             let (us, gbps, pct) = (
                 format!("{:.3}", r.median_us),
@@ -52,12 +51,37 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             let check = if r.ok { "PASS" } else { "FAIL" };
             let _ = writeln!(
                 csv,
-                "{},{},{n},{us},{gbps},{pct},{copy:.1},{serial:.1},{rayon:.1},{check},{}",
+                "{},{},{},{us},{gbps},{pct},{copy:.1},{},{},{check},{}",
                 r.family,
                 r.variant,
+                r.n,
+                opt(serial),
+                opt(rayon),
                 gpu.props().name
             );
-            let _ = writeln!(md, "| 2^{log2} | {} | {us} | {gbps} | {pct} | {check} |", r.variant);
+            let _ = writeln!(
+                md,
+                "| {} | {size} | {} | {us} | {gbps} | {pct} | {check} |",
+                r.family, r.variant
+            );
+        }
+    };
+    for log2 in (16..=28).step_by(2) {
+        let n = 1usize << log2;
+        let x = support::tutorial_ints(n, log2);
+        let want = cpu::sum_sq_int(&x);
+        let (serial, rayon) = support::cpu_baselines(&x, want);
+        let rows = support::sumsq_ladder(gpu, &x, want, copy)?;
+        record(&rows, &format!("2^{log2}"), Some(serial), Some(rayon));
+    }
+    for width in [5, 31] {
+        for log2 in [16, 18, 20, 22, 24, 26, 27] {
+            let rows = filter_rows::<f64>(gpu, log2, width, "mean_filter1d f64", copy)?;
+            record(&rows, &format!("2^{log2} × {width}"), None, None);
+        }
+        for log2 in [24, 27] {
+            let rows = filter_rows::<f32>(gpu, log2, width, "mean_filter1d f32", copy)?;
+            record(&rows, &format!("2^{log2} × {width}"), None, None);
         }
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gpuprims-bench");
@@ -72,4 +96,27 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// The 1D filter ladder on 2^log2 random samples, checked against the rayon CPU filter.
+fn filter_rows<T: Conv1dElement>(
+    gpu: &Gpu,
+    log2: u32,
+    width: usize,
+    family: &'static str,
+    copy: f64,
+) -> gpuprims::Result<Vec<Row>> {
+    let n = 1usize << log2;
+    let x = support::random_signal::<T>(n, log2 as u64);
+    let filter = Filter1d::mean(width)?;
+    let work = Filter1dWork {
+        x: &x,
+        rows: 1,
+        n,
+        filter: &filter,
+        border: Border::Zero,
+    };
+    let mut want = vec![T::ZERO; n];
+    cpu1d::par_correlate(&x, n, filter.taps(), filter.anchor(), Border::Zero, &mut want);
+    support::conv1d_ladder(gpu, &work, &want, family, copy)
 }

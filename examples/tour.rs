@@ -6,8 +6,9 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use gpuprims::Gpu;
 use gpuprims::cpu::reduce as cpu;
+use gpuprims::{Border, Filter1d, Gpu};
+use support::{Filter1dWork, Row};
 
 fn main() {
     let quick = support::quick();
@@ -16,12 +17,24 @@ fn main() {
     let want = cpu::sum_sq_int(&x);
     let (serial, rayon) = support::cpu_baselines(&x, want);
     println!("gpuprims tour — reductions: sum of squares of {n} random i32 (the classic tutorial workload)");
+    let signal_len = if quick { 100_003 } else { 10_000_000 };
+    let signal = support::random_signal::<f64>(signal_len, 2026);
+    let mean5 = Filter1d::mean(5).expect("width 5");
+    let work = Filter1dWork {
+        x: &signal,
+        rows: 1,
+        n: signal_len,
+        filter: &mean5,
+        border: Border::Zero,
+    };
+    let (f_serial, f_rayon, f_want) = support::conv1d_cpu(&work);
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) => {
             println!("No GPU: {e}.");
             println!("CPU reference: serial {serial:.1} µs, rayon {rayon:.1} µs (sum of squares = {want}).");
-            println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladder.");
+            println!("1D mean filter (5 taps, {signal_len} f64): CPU serial {f_serial:.1} µs, rayon {f_rayon:.1} µs.");
+            println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladders.");
             return;
         }
     };
@@ -34,20 +47,16 @@ fn main() {
             serial,
             rayon,
         );
-        let best = rows
-            .iter()
-            .filter(|r| r.ok)
-            .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
-        if let Some(b) = best {
-            println!(
-                "\nSummary: fastest correct step {} at {:.2} µs ({:.0} GB/s, {:.0}% of copy bandwidth), {:.0}× the serial CPU.",
-                b.variant,
-                b.median_us,
-                b.gbps(),
-                b.pct_copy(),
-                serial / b.median_us
-            );
-        }
+        summary(&rows, serial);
+        let filter_rows = support::conv1d_ladder(&gpu, &work, &f_want, "mean_filter1d f64", copy)?;
+        support::print_table(
+            &format!("1D mean filter, 5 taps, {signal_len} f64, zero border (the tutorial's workload)"),
+            &filter_rows,
+            f_serial,
+            f_rayon,
+        );
+        summary(&filter_rows, f_serial);
+        let rows: Vec<Row> = rows.into_iter().chain(filter_rows).collect();
         if rows.iter().any(|r| !r.ok) {
             eprintln!("FAIL: a variant disagreed with the CPU reference");
             std::process::exit(1);
@@ -57,5 +66,23 @@ fn main() {
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
+    }
+}
+
+/// One line: the fastest correct variant of a ladder.
+fn summary(rows: &[Row], serial_us: f64) {
+    let best = rows
+        .iter()
+        .filter(|r| r.ok)
+        .min_by(|a, b| a.median_us.total_cmp(&b.median_us));
+    if let Some(b) = best {
+        println!(
+            "\nSummary: fastest correct variant {} at {:.2} µs ({:.0} GB/s, {:.0}% of copy bandwidth), {:.0}× the serial CPU.",
+            b.variant,
+            b.median_us,
+            b.gbps(),
+            b.pct_copy(),
+            serial_us / b.median_us
+        );
     }
 }

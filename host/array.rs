@@ -8,6 +8,9 @@ use crate::error::Result;
 use crate::gpu::Gpu;
 
 /// A shape-aware, contiguous (C order) device buffer. Chain ops on it without host round trips.
+///
+/// An empty array still owns a one-element allocation (the driver allocates no zero-byte
+/// buffers); [`DeviceArray::as_slice`] may therefore be longer than [`DeviceArray::len`].
 pub struct DeviceArray<T, D: Dimension> {
     data: CudaSlice<T>,
     dim: D,
@@ -18,6 +21,9 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
     /// first copied into a contiguous (C-order) host buffer (`as_standard_layout`), a contiguous one
     /// is uploaded directly.
     pub fn upload<S: Data<Elem = T>>(gpu: &Gpu, host: &ArrayBase<S, D>) -> Result<Self> {
+        if host.is_empty() {
+            return Self::uninit(gpu, host.raw_dim());
+        }
         let std = host.as_standard_layout();
         let slice = std.as_slice().expect("standard layout is contiguous");
         let data = gpu.stream().clone_htod(slice)?;
@@ -27,9 +33,22 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
         })
     }
 
+    /// An array of shape `dim` whose elements are not initialized: for outputs that a kernel
+    /// writes in full before anyone reads them.
+    pub fn uninit(gpu: &Gpu, dim: D) -> Result<Self> {
+        // SAFETY: `T: DeviceRepr` is plain data; callers write every element before reading it
+        // (the ops that create outputs launch kernels covering every element).
+        let data = unsafe { gpu.stream().alloc::<T>(dim.size().max(1)) }?;
+        Ok(DeviceArray { data, dim })
+    }
+
     /// Copies the array back into an owned host `Array` (synchronizes the stream).
     pub fn download(&self, gpu: &Gpu) -> Result<Array<T, D>> {
-        let v = gpu.stream().clone_dtoh(&self.data)?;
+        let v = if self.is_empty() {
+            Vec::new()
+        } else {
+            gpu.stream().clone_dtoh(&self.data)?
+        };
         Ok(Array::from_shape_vec(self.dim.clone(), v).expect("length matches shape"))
     }
 }
@@ -50,9 +69,19 @@ impl<T, D: Dimension> DeviceArray<T, D> {
         self.dim.slice()
     }
 
+    /// The shape as an ndarray dimension.
+    pub fn raw_dim(&self) -> D {
+        self.dim.clone()
+    }
+
     /// The underlying device buffer (C order).
     pub fn as_slice(&self) -> &CudaSlice<T> {
         &self.data
+    }
+
+    /// The underlying device buffer (C order), for writing.
+    pub fn as_mut_slice(&mut self) -> &mut CudaSlice<T> {
+        &mut self.data
     }
 }
 

@@ -22,6 +22,11 @@ pub enum Error {
     #[error("`{op}` supports at most {max} elements, got {len}")]
     TooManyElements { op: &'static str, len: usize, max: usize },
 
+    /// The filter has more taps than the variant can hold (the constant-memory bank for the
+    /// constant, shared-tile and register-blocked 1D variants).
+    #[error("{taps} taps exceed the maximum of {max} for this variant")]
+    TooManyTaps { taps: usize, max: usize },
+
     /// The variant cannot run this input.
     #[error("variant `{variant}` cannot run this input: {reason}")]
     Unsupported { variant: &'static str, reason: String },

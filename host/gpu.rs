@@ -1,13 +1,14 @@
 //! [`Gpu`]: one CUDA context, one stream, the kernel module loaded once and its function handles.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
 use cudarc::nvrtc::Ptx;
 
+use crate::abi::conv1d::{CONV1D_CONST_BYTES, Conv1dStep, max_constant_taps};
 use crate::error::{Error, Result};
-use crate::kernels::{PTX, ReduceInstance};
+use crate::kernels::{Conv1dType, PTX, ReduceInstance};
 
 /// Properties of the device a [`Gpu`] runs on, read once at creation.
 #[derive(Clone, Debug)]
@@ -34,6 +35,9 @@ pub struct Gpu {
     reduce: Vec<[CudaFunction; 8]>,
     /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
     pub(crate) reduce_ticket: CudaSlice<u32>,
+    conv1d: Vec<[CudaFunction; 5]>,
+    /// The module's constant-memory tap bank.
+    pub(crate) conv1d_bank: ConstantBank,
     props: DeviceProps,
 }
 
@@ -95,12 +99,50 @@ impl Gpu {
             total_mem: ctx.total_mem()?,
         };
         let reduce_ticket = stream.alloc_zeros::<u32>(1)?;
+        let conv1d = Conv1dType::ALL
+            .iter()
+            .map(|ty| {
+                let fs = ty.names().map(|name| module.load_function(name));
+                let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
+                Ok(fs.try_into().expect("five names give five functions"))
+            })
+            .collect::<Result<Vec<[CudaFunction; 5]>>>()?;
+        // The shared-tile step holds 256 + taps − 1 samples: let it use more than the default
+        // 48 KiB so every tap count the constant bank holds fits (68 KiB at most).
+        let optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
+        for (ty, fs) in Conv1dType::ALL.iter().zip(&conv1d) {
+            let size = ty.elem_size();
+            let need = Conv1dStep::SharedTile.shared_bytes(max_constant_taps(size) as u32, size);
+            let limit = need.min(optin as usize) as i32;
+            fs[Conv1dStep::SharedTile.index()].set_attribute(
+                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                limit,
+            )?;
+        }
+        let (ptr, bank_bytes) = {
+            let bank = module.get_global(crate::conv1d_taps_symbol!(), &stream)?;
+            let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&bank, &stream);
+            (ptr, bank.len())
+        };
+        if bank_bytes != CONV1D_CONST_BYTES {
+            return Err(Error::Unsupported {
+                variant: "conv1d constant bank",
+                reason: format!("{bank_bytes} bytes in the module, {CONV1D_CONST_BYTES} expected"),
+            });
+        }
+        let conv1d_bank = ConstantBank {
+            ptr,
+            max_shared_bytes: optin,
+            owner: Mutex::new(0),
+        };
         Ok(Gpu {
             ctx,
             stream,
             _module: module,
             reduce,
             reduce_ticket,
+            conv1d,
+            conv1d_bank,
             props,
         })
     }
@@ -120,12 +162,48 @@ impl Gpu {
         &self.ctx
     }
 
+    /// Fills `buf` with all-one bytes on the stream (NaN for floats, the maximum for unsigned
+    /// integers), so an element a kernel fails to write shows in the result. Tests and timing
+    /// loops poison outputs before every run.
+    pub fn poison<T>(&self, buf: &mut CudaSlice<T>) -> Result<()> {
+        poison_bytes(self, buf, 0xFF)
+    }
+
     /// Waits for all work issued on this handle's stream.
     pub fn synchronize(&self) -> Result<()> {
         Ok(self.stream.synchronize()?)
     }
 
+    pub(crate) fn conv1d_kernel(&self, ty: Conv1dType, step: Conv1dStep) -> &CudaFunction {
+        &self.conv1d[ty as usize][step.index()]
+    }
+
     pub(crate) fn reduce_kernel(&self, inst: ReduceInstance, step: crate::abi::reduce::ReduceStep) -> &CudaFunction {
         &self.reduce[inst as usize][step.index()]
     }
+}
+
+/// The module's constant-memory tap bank, shared by every constant-taps launch of this handle.
+///
+/// The bank is one per module, so a launch must find *its* taps there. Plans upload their taps
+/// (a stream-ordered device-to-device copy) only when another plan wrote the bank since; the
+/// check, the copy and the launch happen under `owner`'s lock, and every launch of this handle
+/// goes to its one stream in that order, so each kernel reads the taps enqueued just before it.
+pub(crate) struct ConstantBank {
+    /// Device address of the bank (`CONV1D_CONST_BYTES` bytes).
+    pub(crate) ptr: cudarc::driver::sys::CUdeviceptr,
+    /// The device's opt-in limit of dynamic shared memory per block.
+    pub(crate) max_shared_bytes: u32,
+    /// Id of the plan whose taps the bank holds (0: none).
+    pub(crate) owner: Mutex<u64>,
+}
+
+/// Fills every byte of `buf` with `byte`, ordered on `gpu`'s stream.
+pub(crate) fn poison_bytes<T>(gpu: &Gpu, buf: &CudaSlice<T>, byte: u8) -> Result<()> {
+    let bytes = buf.num_bytes();
+    let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, gpu.stream());
+    // SAFETY: `ptr` addresses `bytes` bytes of this live allocation; the memset is ordered on the
+    // stream every gpuprims kernel of this handle uses.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, gpu.stream().cu_stream()) }?;
+    Ok(())
 }

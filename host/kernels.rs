@@ -40,9 +40,42 @@ macro_rules! reduce_table {
 
 crate::for_each_reduce_instance!(reduce_table);
 
+macro_rules! conv1d_table {
+    ($($t:ident),* $(,)?) => {
+        /// Element type of a 1D filter kernel, in contract order.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Conv1dType {
+            $($t),*
+        }
+
+        impl Conv1dType {
+            /// Every type, in contract order (`ty as usize` indexes this).
+            pub const ALL: &'static [Conv1dType] = &[$(Conv1dType::$t),*];
+
+            /// Size in bytes of one element.
+            pub const fn elem_size(self) -> usize {
+                match self {
+                    $(Conv1dType::$t => core::mem::size_of::<$t>()),*
+                }
+            }
+
+            /// The type's kernel symbols, in `Conv1dStep::ALL` order.
+            pub const fn names(self) -> [&'static str; 5] {
+                match self {
+                    $(Conv1dType::$t => crate::conv1d_kernel_names!($t)),*
+                }
+            }
+        }
+    };
+}
+
+crate::for_each_conv1d_type!(conv1d_table);
+
 /// Every kernel symbol the host may launch.
 pub fn launched_kernel_names() -> impl Iterator<Item = &'static str> {
-    ReduceInstance::ALL.iter().flat_map(|i| i.names())
+    let reduce = ReduceInstance::ALL.iter().flat_map(|i| i.names());
+    reduce.chain(Conv1dType::ALL.iter().flat_map(|t| t.names()))
 }
 
 /// Names of the `.entry` functions in a PTX text.
@@ -79,3 +112,5 @@ unsafe impl<S: cudarc::driver::DeviceRepr, Q: cudarc::driver::DeviceRepr> cudarc
     for crate::abi::reduce::Moments<S, Q>
 {
 }
+// SAFETY: as above; `repr(C)` with explicit padding, for the filter element types (f32, f64).
+unsafe impl<T: crate::ops::conv1d::Conv1dElement> cudarc::driver::DeviceRepr for crate::abi::conv1d::Conv1dArgs<T> {}

@@ -11,6 +11,9 @@
 //! | `a.sum()`                       | [`Gpu::sum`]                                  |
 //! | `a.iter().min()` / `max()`      | [`Gpu::min`] / [`Gpu::max`] (NaN propagates)  |
 //! | `a.mean()`, `a.var(0.0)`        | [`Gpu::mean_variance`] (one pass)             |
+//! | `scipy.ndimage.correlate1d(x, t)` / `torch.conv1d` | [`Gpu::conv1d`] (f32/f64, any [`Border`]) |
+//! | `scipy.ndimage.convolve1d(x, t)` | [`Gpu::convolve1d`]                   |
+//! | `scipy.ndimage.uniform_filter1d(x, w)` | [`Gpu::mean_filter1d`]          |
 //! | `Array::from(..)` on the device | [`DeviceArray::upload`] / [`DeviceArray::download`] |
 //!
 //! ```no_run
@@ -33,6 +36,7 @@
 pub mod abi;
 
 mod array;
+mod border;
 pub mod cpu;
 mod error;
 mod gpu;
@@ -41,8 +45,10 @@ pub mod ops;
 mod timing;
 
 pub use array::{DeviceArray, DeviceInput, InputSlice};
+pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
+pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
 pub use timing::Timing;
 

@@ -28,8 +28,10 @@ for m in "${modes[@]}"; do
   case "$m" in
     tests) grep -hE "^test result|FAILED|^n=" "$work/tests/logs/"*.log | head -20 ;;
     sanitize) grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$work/sanitize/logs/"*.log | sort | uniq -c ;;
-    examples) grep -hE "^\||^device|^CPU|^###|Summary" "$work/examples/logs/example-reduction.log" ;;
-    benches) grep -hE "^\| 2\^(2[0-8])" "$work/benches/logs/"*.log | grep -E "8-shuffle|7-tree|4-grid" ;;
+    examples) for ex in reduction conv1d; do
+                grep -hE "^\||^device|^CPU|^###|Summary|^moving|^tutorial" "$work/examples/logs/example-$ex.log"
+              done ;;
+    benches) grep -hE "^\| " "$work/benches/logs/"*.log | grep -E "8-shuffle|register|shared-tile|constant|global" ;;
     peers) grep -E "^W[0-9]|^!!!" "$work/peers/peers.txt" ;;
   esac
 done

@@ -6,9 +6,10 @@
 use std::time::Instant;
 
 use gpuprims::abi::reduce::SumSq;
+use gpuprims::cpu::conv1d::{self as cpu1d, Real};
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::ops::reduce::ReduceLaunch;
-use gpuprims::{Gpu, ReducePolicy, ReduceVariant, Result};
+use gpuprims::{Border, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, ReducePolicy, ReduceVariant, Result};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -63,7 +64,10 @@ impl Row {
 
 /// Device copies of one input, enough to exceed twice the L2 (at most 16): timed runs rotate
 /// through them so a small input is read from DRAM, not from the cache.
-pub fn rotating_copies(gpu: &Gpu, host: &[i32]) -> Result<Vec<cudarc::driver::CudaSlice<i32>>> {
+pub fn rotating_copies<T: cudarc::driver::DeviceRepr + Clone>(
+    gpu: &Gpu,
+    host: &[T],
+) -> Result<Vec<cudarc::driver::CudaSlice<T>>> {
     let bytes = std::mem::size_of_val(host).max(1);
     let k = (2 * gpu.props().l2_bytes as usize).div_ceil(bytes).clamp(1, 16);
     (0..k).map(|_| Ok(gpu.stream().clone_htod(host)?)).collect()
@@ -124,6 +128,106 @@ pub fn cpu_baselines(host: &[i32], want: u128) -> (f64, f64) {
     let (par, p) = cpu_time_us(runs, || cpu::par_sum_sq_i32(host));
     assert_eq!((s, p), (want, want), "CPU baselines disagree with the reference");
     (serial, par)
+}
+
+/// Number of timed runs for a kernel whose first run took `probe_us`: about 300 ms of GPU time,
+/// 3 ..= 200 runs.
+fn runs_for(probe_us: f64) -> usize {
+    ((300e3 / probe_us) as usize).clamp(3, 200)
+}
+
+/// A seeded random signal in [-1, 1).
+pub fn random_signal<T: Real>(n: usize, seed: u64) -> Vec<T> {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect()
+}
+
+/// A 1D filter workload: `rows` signals of `n` samples, a filter and a border.
+pub struct Filter1dWork<'a, T> {
+    pub x: &'a [T],
+    pub rows: usize,
+    pub n: usize,
+    pub filter: &'a Filter1d<T>,
+    pub border: Border,
+}
+
+/// CPU baselines of a 1D filter: (serial µs, rayon µs, serial output).
+pub fn conv1d_cpu<T: Conv1dElement>(w: &Filter1dWork<T>) -> (f64, f64, Vec<T>) {
+    let runs = if w.x.len() > 1 << 24 { 3 } else { 7 };
+    let mut out = vec![T::ZERO; w.x.len()];
+    let (taps, anchor) = (w.filter.taps(), w.filter.anchor());
+    let (serial, _) = cpu_time_us(runs, || cpu1d::correlate(w.x, w.n, taps, anchor, w.border, &mut out));
+    let mut par = vec![T::ZERO; w.x.len()];
+    let (rayon, _) = cpu_time_us(runs, || {
+        cpu1d::par_correlate(w.x, w.n, taps, anchor, w.border, &mut par)
+    });
+    assert!(par == out, "rayon and serial CPU filters disagree");
+    (serial, rayon, out)
+}
+
+/// Whether a GPU output matches the serial CPU one within the documented bound (both sides'
+/// rounding: `2 (L + 2) u Σ|t| max(|x|, |cval|)`), NaN equal to NaN.
+pub fn conv1d_matches<T: Conv1dElement>(w: &Filter1dWork<T>, got: &[T], want: &[T]) -> bool {
+    let u = if size_of::<T>() == 4 {
+        2f64.powi(-24)
+    } else {
+        2f64.powi(-53)
+    };
+    let taps = w.filter.taps();
+    let sum_abs: f64 = taps.iter().map(|t| t.to_f64().abs()).sum();
+    let cval = match w.border {
+        Border::Constant(v) => v.abs(),
+        _ => 0.0,
+    };
+    let max_x = w.x.iter().fold(cval, |m, v| m.max(v.to_f64().abs()));
+    let tol = 2.0 * (taps.len() + 2) as f64 * u * sum_abs * max_x;
+    got.len() == want.len()
+        && got.iter().zip(want).all(|(g, c)| {
+            let (g, c) = (g.to_f64(), c.to_f64());
+            g == c || (g.is_nan() && c.is_nan()) || (g - c).abs() <= tol
+        })
+}
+
+/// Times every 1D filter variant (plus `Auto`'s choice) on `w`: rotating inputs (≥ 2× L2), output
+/// poisoned before each run, bytes = input read once + output written once. Each result is
+/// checked against `want` (the serial CPU output).
+pub fn conv1d_ladder<T: Conv1dElement>(
+    gpu: &Gpu,
+    w: &Filter1dWork<T>,
+    want: &[T],
+    family: &'static str,
+    copy_gbps: f64,
+) -> Result<Vec<Row>> {
+    let inputs = rotating_copies(gpu, w.x)?;
+    // SAFETY: poisoned before every run; the kernels write every element.
+    let mut y = unsafe { gpu.stream().alloc::<T>(w.x.len()) }?;
+    let mut rows = Vec::new();
+    for variant in Conv1dVariant::ALL {
+        let plan = Conv1dPlan::new(gpu, w.rows, w.n, w.filter, w.border, variant)?;
+        let probe = gpu.time_launches(1, 1, |_| Ok(()), |_| plan.enqueue(gpu, &inputs[0], &mut y))?;
+        let runs = runs_for(probe.median_us);
+        let ys = std::cell::RefCell::new(&mut y);
+        let t = gpu.time_launches(
+            3,
+            runs,
+            |_| gpu.poison(&mut ys.borrow_mut()),
+            |i| plan.enqueue(gpu, &inputs[i % inputs.len()], &mut ys.borrow_mut()),
+        )?;
+        gpu.poison(&mut y)?;
+        plan.enqueue(gpu, &inputs[0], &mut y)?;
+        let got = gpu.stream().clone_dtoh(&y)?;
+        rows.push(Row {
+            family,
+            variant: variant.name().into(),
+            n: w.x.len(),
+            median_us: t.median_us,
+            bytes: 2.0 * std::mem::size_of_val(w.x) as f64,
+            copy_gbps,
+            ok: conv1d_matches(w, &got, want),
+            note: format!("{runs} runs, {} inputs, grid {}", inputs.len(), plan.grid()),
+        });
+    }
+    Ok(rows)
 }
 
 /// Prints a ladder table: time, GB/s, % of copy bandwidth, speedups, check.

@@ -2,4 +2,5 @@
 //! floats. They are the oracle of the tests and the serial CPU baseline of the examples; the
 //! `par_*` functions are the rayon-parallel CPU baseline.
 
+pub mod conv1d;
 pub mod reduce;

@@ -182,11 +182,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
 
     /// Fills the partials with a 0xA5 byte pattern, so a partial the kernel failed to write shows.
     pub fn poison(&self, gpu: &Gpu) -> Result<()> {
-        let bytes = self.partials.num_bytes();
-        let (ptr, _sync) = self.partials.device_ptr(gpu.stream());
-        // SAFETY: `ptr` addresses `bytes` bytes of this live allocation, on its own stream.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xA5, bytes, gpu.stream().cu_stream()) }?;
-        Ok(())
+        crate::gpu::poison_bytes(gpu, &self.partials, 0xA5)
     }
 
     /// Enqueues the kernel on `input` (its first `n` elements). Asynchronous.

@@ -5,6 +5,7 @@
 //!   also compiled into the host crate.
 //! - [`device`]: thin wrappers over thread indices, barriers, shuffles, memory spaces, atomics.
 //! - [`reduce`]: the reduction ladder (steps 1–8).
+//! - [`conv1d`]: the 1D filter ladder (global taps → constant taps → shared tile → register blocked).
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
 #![cfg_attr(
@@ -15,6 +16,8 @@
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
 pub mod abi;
+#[cfg(target_arch = "nvptx64")]
+pub mod conv1d;
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
 #[cfg(target_arch = "nvptx64")]

@@ -5,6 +5,7 @@
 //! crate (`#[path]`-included as `gpuprims::abi`). Everything here is plain `core` Rust with no
 //! device intrinsics, so one definition serves both sides and they cannot drift apart.
 
+pub mod conv1d;
 pub mod reduce;
 
 /// Prefix of every exported kernel symbol.

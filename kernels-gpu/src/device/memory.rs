@@ -53,18 +53,26 @@ pub unsafe fn atomic_add_u32(p: *mut u32, v: u32) -> u32 {
     old
 }
 
-/// Reads the `u32` at byte offset `offset` of a constant-memory symbol declared with
-/// [`declare_constant!`]. The address goes through a register (`[SYMBOL+%reg]` is not valid PTX).
+/// Reads the `u32` (`reg32`) or `u64` (`reg64`) at byte offset `offset` of a constant-memory
+/// symbol declared with [`declare_constant!`]. The address goes through a register
+/// (`[SYMBOL+%reg]` is not valid PTX). Every thread of a warp reading the same address is served
+/// by one broadcast from the constant cache.
 #[macro_export]
-macro_rules! load_constant_u32 {
-    ($symbol:literal, $offset:expr) => {{
-        let v: u32;
+macro_rules! load_constant {
+    ($symbol:expr, $offset:expr, u32) => {
+        $crate::load_constant!(@ $symbol, $offset, u32, reg32, "u32")
+    };
+    ($symbol:expr, $offset:expr, u64) => {
+        $crate::load_constant!(@ $symbol, $offset, u64, reg64, "u64")
+    };
+    (@ $symbol:expr, $offset:expr, $t:ty, $reg:ident, $ptx:literal) => {{
+        let v: $t;
         let off: u64 = $offset;
         // SAFETY: the symbol is a module-scope `.const` array; callers keep `off` inside it.
         unsafe {
             core::arch::asm!(
-                concat!("{{ .reg .u64 a; mov.u64 a, ", $symbol, "; add.u64 a, a, {off}; ld.const.u32 {v}, [a]; }}"),
-                off = in(reg64) off, v = out(reg32) v, options(pure, readonly, nostack),
+                concat!("{{ .reg .u64 a; mov.u64 a, ", $symbol, "; add.u64 a, a, {off}; ld.const.", $ptx, " {v}, [a]; }}"),
+                off = in(reg64) off, v = out($reg) v, options(pure, readonly, nostack),
             );
         }
         v
@@ -75,9 +83,57 @@ macro_rules! load_constant_u32 {
 /// the module's global symbol (`cuModuleGetGlobal`).
 #[macro_export]
 macro_rules! declare_constant {
-    ($symbol:literal, $bytes:literal) => {
-        core::arch::global_asm!(concat!(".const .align 8 .b8 ", $symbol, "[", $bytes, "];"));
+    ($symbol:expr, $bytes:expr) => {
+        core::arch::global_asm!(concat!(
+            ".visible .const .align 16 .b8 ",
+            $symbol,
+            "[",
+            $bytes,
+            "];"
+        ));
     };
+}
+
+/// Loads a `u32` (`reg32`) or `u64` (`reg64`) through the read-only data cache
+/// (`ld.global.nc`): neighbouring threads re-reading a halo sample hit L1 instead of L2.
+#[macro_export]
+macro_rules! load_nc {
+    ($p:expr, u32) => {
+        $crate::load_nc!(@ $p, u32, reg32, "u32")
+    };
+    ($p:expr, u64) => {
+        $crate::load_nc!(@ $p, u64, reg64, "u64")
+    };
+    (@ $p:expr, $t:ty, $reg:ident, $ptx:literal) => {{
+        let v: $t;
+        let p: *const $t = $p;
+        // SAFETY: callers pass a valid, aligned pointer to global memory not written by the kernel.
+        unsafe {
+            core::arch::asm!(
+                concat!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.", $ptx, " {v}, [g]; }}"),
+                p = in(reg64) p, v = out($reg) v, options(pure, readonly, nostack),
+            );
+        }
+        v
+    }};
+}
+
+/// Stores 16 bytes (`st.global.v4.u32`): with consecutive threads on consecutive 16-byte slots, a
+/// warp writes 512 contiguous bytes per instruction.
+///
+/// # Safety
+/// `p` must point to 16 writable, 16-byte-aligned bytes of global memory.
+#[inline(always)]
+pub unsafe fn store_v4(p: *mut [u32; 4], w: [u32; 4]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.v4.u32 [g], {{{a}, {b}, {c}, {d}}}; }}",
+            p = in(reg64) p,
+            a = in(reg32) w[0], b = in(reg32) w[1], c = in(reg32) w[2], d = in(reg32) w[3],
+            options(nostack),
+        );
+    }
 }
 
 /// An element type that 16-byte vector loads can carry: `LANES` elements per load, unpacked from

@@ -1,0 +1,444 @@
+//! 1D filters along the last axis: correlation, convolution and the mean filter, for f32 and f64,
+//! on arrays of any dimension (leading axes are a batch of independent signals), through the
+//! ladder of `kernels-gpu/src/conv1d.rs`.
+//!
+//! # Semantics
+//! For taps `t[0..L]` anchored at `a`, each row `x` of `n` samples becomes
+//!
+//! ```text
+//! y[i] = Σ_{k<L} t[k] · x̃[i + k − a]          (x̃: x extended by the Border)
+//! ```
+//!
+//! | gpuprims | formula | scipy.ndimage | PyTorch |
+//! |---|---|---|---|
+//! | [`Gpu::conv1d`] | taps as given, `a = L/2` | `correlate1d(x, t, mode=…)` | `F.conv1d(x, t, padding=L/2)` for odd `L`, zero border |
+//! | [`Gpu::convolve1d`] | taps reversed, `a = L − 1 − L/2` | `convolve1d(x, t, mode=…)` | — |
+//! | [`Gpu::mean_filter1d`] | `w` taps of `1/w`, `a = w/2` | `uniform_filter1d(x, w, mode=…)` | — |
+//!
+//! `conv1d` is the deep-learning (and the tutorial's) "convolution", which is a correlation;
+//! `convolve1d` is the flipped one of signal processing. Both match scipy index for index,
+//! including even tap counts and filters longer than the signal.
+//!
+//! # Accuracy
+//! Each output is accumulated in the element type with fused multiply-adds, in an order that
+//! depends on the variant. Against the exact result, `|y − y_exact| ≤ (L + 1) · u · Σ_k |t_k ·
+//! x̃_k|` with `u = 2⁻²⁴` (f32) or `2⁻⁵³` (f64); the mean filter adds one more `u` for rounding
+//! `1/w`. The tests hold f32 to that bound and f64 to `max(1e-12, (L + 2)·u)` relative to
+//! `Σ|t·x|`. Non-finite taps or samples propagate (a constant border still multiplies its value
+//! by every tap, so `NaN` taps give `NaN` everywhere, as in scipy).
+//!
+//! # Errors
+//! Empty taps or a zero mean width: [`Error::InvalidArgument`]. More taps than the constant bank
+//! holds (8192 f64 or 16384 f32) for `ConstantTaps`, `SharedTile` or `RegisterBlocked`:
+//! [`Error::TooManyTaps`]; `GlobalTaps` takes any count and `Auto` falls back to register
+//! blocking with taps read from global memory. A 0-dimensional input: [`Error::InvalidArgument`].
+//! An empty signal (or batch) gives an empty result.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use ndarray::{Array, ArrayBase, Data, Dimension};
+
+use crate::abi::conv1d::{CONV1D_BLOCK, Conv1dArgs, Conv1dStep, max_constant_taps};
+use crate::array::DeviceArray;
+use crate::border::Border;
+use crate::cpu::conv1d::Real;
+use crate::error::{Error, Result};
+use crate::gpu::Gpu;
+use crate::kernels::Conv1dType;
+
+/// Which rung of the 1D filter ladder runs (see the table in `kernels-gpu/src/conv1d.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Conv1dVariant {
+    /// One output per thread; taps and samples read from global memory (the tutorial's first
+    /// kernel). Bottleneck: every thread loads every tap.
+    GlobalTaps,
+    /// Taps in constant memory: a warp reads each tap as one broadcast. Bottleneck: `L` global
+    /// loads per output, served by the caches.
+    ConstantTaps,
+    /// Constant taps, and each block stages its 256 samples plus the `L − 1` halo in shared
+    /// memory once. Bottleneck: a barrier and a shared-memory round trip per block.
+    SharedTile,
+    /// Constant taps, 32 bytes of outputs per thread from two 16-byte loads, a sliding window of
+    /// registers and two 16-byte stores.
+    RegisterBlocked,
+    /// `RegisterBlocked` (taps from global memory past the constant bank's capacity).
+    #[default]
+    Auto,
+}
+
+impl Conv1dVariant {
+    /// The ladder, in order (without `Auto`).
+    pub const ALL: [Conv1dVariant; 4] = [
+        Conv1dVariant::GlobalTaps,
+        Conv1dVariant::ConstantTaps,
+        Conv1dVariant::SharedTile,
+        Conv1dVariant::RegisterBlocked,
+    ];
+
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Conv1dVariant::GlobalTaps => "global-taps",
+            Conv1dVariant::ConstantTaps => "constant-taps",
+            Conv1dVariant::SharedTile => "shared-tile",
+            Conv1dVariant::RegisterBlocked => "register-blocked",
+            Conv1dVariant::Auto => "auto",
+        }
+    }
+
+    /// The kernel that runs `taps` taps of an `elem_size`-byte type, or why none can.
+    fn step(self, taps: usize, elem_size: usize) -> Result<Conv1dStep> {
+        let max = max_constant_taps(elem_size);
+        let step = match self {
+            Conv1dVariant::GlobalTaps => Conv1dStep::GlobalTaps,
+            Conv1dVariant::ConstantTaps => Conv1dStep::ConstantTaps,
+            Conv1dVariant::SharedTile => Conv1dStep::SharedTile,
+            Conv1dVariant::RegisterBlocked => Conv1dStep::RegisterBlocked,
+            Conv1dVariant::Auto if taps <= max => Conv1dStep::RegisterBlocked,
+            Conv1dVariant::Auto => Conv1dStep::RegisterBlockedGlobalTaps,
+        };
+        let limit = if step.uses_constant_taps() {
+            max
+        } else {
+            u32::MAX as usize
+        };
+        if taps > limit {
+            return Err(Error::TooManyTaps { taps, max: limit });
+        }
+        Ok(step)
+    }
+}
+
+/// An element type of the 1D filters (f32, f64).
+pub trait Conv1dElement: Real + DeviceRepr {
+    #[doc(hidden)]
+    const TYPE: Conv1dType;
+}
+
+impl Conv1dElement for f32 {
+    const TYPE: Conv1dType = Conv1dType::f32;
+}
+
+impl Conv1dElement for f64 {
+    const TYPE: Conv1dType = Conv1dType::f64;
+}
+
+/// A 1D filter in the correlation form every kernel runs: taps and the index of the tap that
+/// multiplies the sample under the output (the anchor).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Filter1d<T> {
+    taps: Vec<T>,
+    anchor: usize,
+}
+
+impl<T: Real> Filter1d<T> {
+    /// Taps applied as given, anchored at `taps.len() / 2` (scipy `correlate1d`, PyTorch
+    /// `conv1d`).
+    pub fn correlation(taps: &[T]) -> Result<Self> {
+        Self::with_anchor(taps, taps.len() / 2)
+    }
+
+    /// The flipped filter of signal processing, `y[i] = Σ_m t[m] · x̃[i − m + L/2]` (scipy
+    /// `convolve1d`).
+    pub fn convolution(taps: &[T]) -> Result<Self> {
+        let reversed: Vec<T> = taps.iter().rev().copied().collect();
+        let anchor = taps.len().saturating_sub(1) - taps.len() / 2;
+        Self::with_anchor(&reversed, anchor)
+    }
+
+    /// Moving average of `width` samples: `width` taps of `1/width` (rounded to `T`), anchored at
+    /// `width / 2` (scipy `uniform_filter1d`).
+    pub fn mean(width: usize) -> Result<Self> {
+        if width == 0 {
+            return Err(Error::InvalidArgument {
+                name: "width",
+                reason: "a mean filter needs a width of at least 1".into(),
+            });
+        }
+        Self::with_anchor(&vec![T::from_f64(1.0 / width as f64); width], width / 2)
+    }
+
+    /// Taps with an explicit anchor (`anchor < taps.len()`).
+    pub fn with_anchor(taps: &[T], anchor: usize) -> Result<Self> {
+        if taps.is_empty() {
+            return Err(Error::InvalidArgument {
+                name: "taps",
+                reason: "a filter needs at least one tap".into(),
+            });
+        }
+        if anchor >= taps.len() {
+            return Err(Error::InvalidArgument {
+                name: "anchor",
+                reason: format!("anchor {anchor} is not below the {} taps", taps.len()),
+            });
+        }
+        Ok(Filter1d {
+            taps: taps.to_vec(),
+            anchor,
+        })
+    }
+
+    /// The taps, in correlation order.
+    pub fn taps(&self) -> &[T] {
+        &self.taps
+    }
+
+    /// Index of the tap that multiplies `x[i]` for output `i`.
+    pub fn anchor(&self) -> usize {
+        self.anchor
+    }
+}
+
+/// Source of unique plan ids (0 means "no plan" in the constant bank's owner).
+static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A prepared 1D filter launch for `rows` signals of `n` samples: kernel, grid, launch arguments
+/// and the taps on the device. Reusable across inputs of that shape (the examples and the bench
+/// time [`Conv1dPlan::enqueue`] alone).
+pub struct Conv1dPlan<T: Conv1dElement> {
+    step: Conv1dStep,
+    args: Conv1dArgs<T>,
+    cfg: LaunchConfig,
+    taps: CudaSlice<T>,
+    id: u64,
+}
+
+impl<T: Conv1dElement> Conv1dPlan<T> {
+    /// Plans `filter` over `rows ≥ 1` signals of `n ≥ 1` samples with `variant`.
+    pub fn new(
+        gpu: &Gpu,
+        rows: usize,
+        n: usize,
+        filter: &Filter1d<T>,
+        border: Border,
+        variant: Conv1dVariant,
+    ) -> Result<Self> {
+        if rows == 0 || n == 0 {
+            return Err(Error::InvalidArgument {
+                name: "shape",
+                reason: format!("a plan needs at least one sample, got {rows} rows of {n}"),
+            });
+        }
+        let size = size_of::<T>();
+        let taps = filter.taps.len();
+        let step = variant.step(taps, size)?;
+        let shared = step.shared_bytes(taps as u32, size);
+        let max_shared = gpu.conv1d_bank.max_shared_bytes as usize;
+        if shared > max_shared {
+            return Err(Error::TooManyTaps {
+                taps,
+                max: max_shared / size + 1 - CONV1D_BLOCK as usize,
+            });
+        }
+        let total = rows as u64 * n as u64;
+        let blocks = match step {
+            Conv1dStep::SharedTile => rows as u64 * (n as u64).div_ceil(CONV1D_BLOCK as u64),
+            _ => total
+                .div_ceil(step.outputs_per_thread(size))
+                .div_ceil(CONV1D_BLOCK as u64),
+        };
+        if blocks > i32::MAX as u64 {
+            return Err(Error::TooManyElements {
+                op: "conv1d",
+                len: total as usize,
+                max: (i32::MAX as usize) * CONV1D_BLOCK as usize,
+            });
+        }
+        let (mode, cval) = border.device();
+        let args = Conv1dArgs {
+            n: n as u64,
+            rows: rows as u64,
+            taps: taps as u32,
+            anchor: filter.anchor as u32,
+            border: mode as u32,
+            _pad: 0,
+            cval: T::from_f64(cval),
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (CONV1D_BLOCK, 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        Ok(Conv1dPlan {
+            step,
+            args,
+            cfg,
+            taps: gpu.stream().clone_htod(&filter.taps)?,
+            id: NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// Blocks in the grid.
+    pub fn grid(&self) -> u32 {
+        self.cfg.grid_dim.0
+    }
+
+    /// The kernel this plan launches (`Auto` resolved).
+    pub fn step(&self) -> Conv1dStep {
+        self.step
+    }
+
+    /// Enqueues the filter from `x` into `y` (their first `rows · n` elements, C order).
+    /// Asynchronous. Constant-taps kernels first get this plan's taps into the constant bank if
+    /// another plan wrote it since (see `ConstantBank`).
+    pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
+        let total = (self.args.rows * self.args.n) as usize;
+        for (name, len) in [("x", x.len()), ("y", y.len())] {
+            if len < total {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!("holds {len} elements, the plan is for {total}"),
+                });
+            }
+        }
+        let stream = gpu.stream();
+        if matches!(
+            self.step,
+            Conv1dStep::RegisterBlocked | Conv1dStep::RegisterBlockedGlobalTaps
+        ) {
+            let xp = x.device_ptr(stream).0;
+            let yp = y.device_ptr(stream).0;
+            if xp % 16 != 0 || yp % 16 != 0 {
+                return Err(Error::Unsupported {
+                    variant: Conv1dVariant::RegisterBlocked.name(),
+                    reason: format!("buffers at {xp:#x} and {yp:#x} are not both 16-byte aligned"),
+                });
+            }
+        }
+        let bank = &gpu.conv1d_bank;
+        // Held through the launch so no other plan's taps land in the bank in between.
+        let mut owner = bank.owner.lock().unwrap_or_else(|e| e.into_inner());
+        if self.step.uses_constant_taps() && *owner != self.id {
+            let (src, _sync) = self.taps.device_ptr(stream);
+            // SAFETY: the bank holds CONV1D_CONST_BYTES ≥ taps bytes (checked in `new`); the
+            // source is this plan's live taps buffer; both are ordered on this stream.
+            unsafe {
+                cudarc::driver::result::memcpy_dtod_async(bank.ptr, src, self.taps.num_bytes(), stream.cu_stream())
+            }?;
+            *owner = self.id;
+        }
+        let func = gpu.conv1d_kernel(T::TYPE, self.step);
+        let mut launch = stream.launch_builder(func);
+        launch.arg(x).arg(y).arg(&self.taps).arg(&self.args);
+        // SAFETY: the arguments match `(x: *const T, y: *mut T, taps: *const T, args:
+        // Conv1dArgs<T>)` of every `gpuprims_conv1d_*` entry; x and y hold rows · n elements
+        // (checked above) and are 16-byte aligned for the register-blocked kernels; `taps` holds
+        // `args.taps` elements and, for the constant steps, the bank holds them (above); the grid
+        // covers every output and the shared tile's dynamic memory comes from the same
+        // `Conv1dStep::shared_bytes` the kernel assumes.
+        unsafe { launch.launch(self.cfg) }?;
+        drop(owner);
+        Ok(())
+    }
+}
+
+/// `(rows, n)` of an array filtered along its last axis.
+fn rows_and_len(shape: &[usize]) -> Result<(usize, usize)> {
+    match shape.split_last() {
+        Some((&n, lead)) => Ok((lead.iter().product(), n)),
+        None => Err(Error::InvalidArgument {
+            name: "x",
+            reason: "a 0-dimensional array has no axis to filter".into(),
+        }),
+    }
+}
+
+impl Gpu {
+    /// Applies `filter` along the last axis of `x` (any layout; leading axes are a batch).
+    pub fn filter1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        filter: &Filter1d<T>,
+        border: Border,
+        variant: Conv1dVariant,
+    ) -> Result<Array<T, D>> {
+        let (rows, n) = rows_and_len(x.shape())?;
+        if rows * n == 0 {
+            return Ok(Array::from_shape_vec(x.raw_dim(), Vec::new()).expect("empty shape"));
+        }
+        let input = DeviceArray::upload(self, x)?;
+        self.filter1d_device(&input, filter, border, variant)?.download(self)
+    }
+
+    /// [`Gpu::filter1d`] on an array already on the device; the result stays there.
+    pub fn filter1d_device<T: Conv1dElement, D: Dimension>(
+        &self,
+        x: &DeviceArray<T, D>,
+        filter: &Filter1d<T>,
+        border: Border,
+        variant: Conv1dVariant,
+    ) -> Result<DeviceArray<T, D>> {
+        let (rows, n) = rows_and_len(x.shape())?;
+        let mut out = DeviceArray::uninit(self, x.raw_dim())?;
+        if rows * n > 0 {
+            let plan = Conv1dPlan::new(self, rows, n, filter, border, variant)?;
+            plan.enqueue(self, x.as_slice(), out.as_mut_slice())?;
+        }
+        Ok(out)
+    }
+
+    /// Correlation of every row of `x` with `taps` anchored at `taps.len() / 2` (the tutorial's
+    /// and PyTorch's "convolution"; scipy `correlate1d`), `Auto` variant.
+    pub fn conv1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        taps: &[T],
+        border: Border,
+    ) -> Result<Array<T, D>> {
+        self.conv1d_with(x, taps, border, Conv1dVariant::Auto)
+    }
+
+    /// [`Gpu::conv1d`] with a chosen variant.
+    pub fn conv1d_with<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        taps: &[T],
+        border: Border,
+        variant: Conv1dVariant,
+    ) -> Result<Array<T, D>> {
+        self.filter1d(x, &Filter1d::correlation(taps)?, border, variant)
+    }
+
+    /// True convolution of every row of `x` with `taps` (scipy `convolve1d`), `Auto` variant.
+    pub fn convolve1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        taps: &[T],
+        border: Border,
+    ) -> Result<Array<T, D>> {
+        self.convolve1d_with(x, taps, border, Conv1dVariant::Auto)
+    }
+
+    /// [`Gpu::convolve1d`] with a chosen variant.
+    pub fn convolve1d_with<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        taps: &[T],
+        border: Border,
+        variant: Conv1dVariant,
+    ) -> Result<Array<T, D>> {
+        self.filter1d(x, &Filter1d::convolution(taps)?, border, variant)
+    }
+
+    /// Moving average of `width` samples along the last axis (scipy `uniform_filter1d`), `Auto`.
+    pub fn mean_filter1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        width: usize,
+        border: Border,
+    ) -> Result<Array<T, D>> {
+        self.mean_filter1d_with(x, width, border, Conv1dVariant::Auto)
+    }
+
+    /// [`Gpu::mean_filter1d`] with a chosen variant.
+    pub fn mean_filter1d_with<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+        &self,
+        x: &ArrayBase<S, D>,
+        width: usize,
+        border: Border,
+        variant: Conv1dVariant,
+    ) -> Result<Array<T, D>> {
+        self.filter1d(x, &Filter1d::mean(width)?, border, variant)
+    }
+}

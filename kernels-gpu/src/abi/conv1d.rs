@@ -1,0 +1,223 @@
+//! 1D filter contract: launch arguments, border modes and their index mapping, the ladder's
+//! geometry, the constant-memory tap bank and the kernel symbol names.
+//!
+//! A 1D filter here is a *correlation* along the last axis of a C-order array of `rows` signals of
+//! `n` samples each:
+//!
+//! ```text
+//! y[r, i] = Σ_{k < taps} t[k] · x̃[r, i + k − anchor]
+//! ```
+//!
+//! where `x̃` is row `r` extended past both ends by the border mode. The host turns convolution
+//! (flipped taps) and the mean filter (equal taps) into this one form.
+
+/// Threads per block of every 1D filter kernel.
+pub const CONV1D_BLOCK: u32 = 256;
+
+/// Size in bytes of the constant-memory tap bank, as a literal (the device declares the `.const`
+/// array with it).
+#[macro_export]
+macro_rules! conv1d_const_bytes {
+    () => {
+        65536
+    };
+}
+
+/// Size in bytes of the constant-memory tap bank (`.const` symbol [`conv1d_taps_symbol!`]):
+/// the 64 KiB a module may declare, so 8192 f64 or 16384 f32 taps.
+pub const CONV1D_CONST_BYTES: usize = conv1d_const_bytes!();
+
+/// Bytes of output each thread of the register-blocked variant produces: two 16-byte vectors
+/// (4 f64 or 8 f32 outputs per thread).
+pub const REGISTER_BLOCK_BYTES: usize = 32;
+
+/// Outputs per thread of the register-blocked variant for an element of `elem_size` bytes.
+pub const fn register_block_outputs(elem_size: usize) -> u64 {
+    (REGISTER_BLOCK_BYTES / elem_size) as u64
+}
+
+/// Most taps the constant bank holds for an element of `elem_size` bytes.
+pub const fn max_constant_taps(elem_size: usize) -> usize {
+    CONV1D_CONST_BYTES / elem_size
+}
+
+/// How a row is extended past its ends (device form; `Zero` is `Constant` with value 0).
+/// Names and semantics are scipy.ndimage's, for a row `a b c d`:
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BorderMode {
+    /// `k k k | a b c d | k k k` (the launch's `cval`).
+    Constant = 0,
+    /// `a a a | a b c d | d d d` (scipy "nearest").
+    Replicate = 1,
+    /// `c b a | a b c d | d c b` (scipy "reflect": the edge sample repeats).
+    Reflect = 2,
+    /// `d c b | a b c d | c b a` (scipy "mirror": the edge sample does not repeat).
+    Mirror = 3,
+    /// `b c d | a b c d | a b c` (scipy "wrap": periodic).
+    Wrap = 4,
+}
+
+impl BorderMode {
+    /// The mode from its `u32` launch code; unknown codes read as `Constant`.
+    pub const fn from_code(code: u32) -> BorderMode {
+        match code {
+            1 => BorderMode::Replicate,
+            2 => BorderMode::Reflect,
+            3 => BorderMode::Mirror,
+            4 => BorderMode::Wrap,
+            _ => BorderMode::Constant,
+        }
+    }
+}
+
+/// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended by
+/// `mode`; `None` where the extension is the constant. Closed form (one Euclidean remainder), so
+/// positions many periods away — filters longer than the signal — cost the same as near ones.
+#[inline(always)]
+pub const fn border_index(i: i64, n: i64, mode: BorderMode) -> Option<i64> {
+    if 0 <= i && i < n {
+        return Some(i);
+    }
+    match mode {
+        BorderMode::Constant => None,
+        BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+        BorderMode::Reflect => {
+            // period 2n: a b c d d c b a
+            let m = i.rem_euclid(2 * n);
+            Some(if m < n { m } else { 2 * n - 1 - m })
+        }
+        BorderMode::Mirror => {
+            if n == 1 {
+                return Some(0);
+            }
+            // period 2n − 2: a b c d c b
+            let m = i.rem_euclid(2 * n - 2);
+            Some(if m < n { m } else { 2 * n - 2 - m })
+        }
+        BorderMode::Wrap => Some(i.rem_euclid(n)),
+    }
+}
+
+/// Launch arguments of every 1D filter kernel, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Conv1dArgs<T> {
+    /// Samples per row (≥ 1).
+    pub n: u64,
+    /// Number of rows (≥ 1); the input and output hold `rows · n` elements, C order.
+    pub rows: u64,
+    /// Number of taps (≥ 1).
+    pub taps: u32,
+    /// Tap that multiplies `x[i]` for output `i` (< taps).
+    pub anchor: u32,
+    /// [`BorderMode`] code.
+    pub border: u32,
+    /// Explicit padding so both sides agree on the layout.
+    pub _pad: u32,
+    /// Value outside the row for [`BorderMode::Constant`].
+    pub cval: T,
+}
+
+impl<T> Conv1dArgs<T> {
+    /// Taps right of the anchor.
+    #[inline(always)]
+    pub const fn right(&self) -> u32 {
+        self.taps - 1 - self.anchor
+    }
+}
+
+/// One rung of the 1D filter ladder.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Conv1dStep {
+    /// One output per thread, taps read from a global-memory buffer.
+    GlobalTaps = 0,
+    /// One output per thread, taps read from the constant bank (one broadcast per warp).
+    ConstantTaps = 1,
+    /// One output per thread; the block stages its input tile and halo in shared memory once.
+    SharedTile = 2,
+    /// Several outputs per thread from 16-byte vector loads and a sliding register window.
+    RegisterBlocked = 3,
+    /// As `RegisterBlocked`, taps read from global memory (any tap count).
+    RegisterBlockedGlobalTaps = 4,
+}
+
+impl Conv1dStep {
+    /// Every step, in kernel-table order.
+    pub const ALL: [Conv1dStep; 5] = [
+        Conv1dStep::GlobalTaps,
+        Conv1dStep::ConstantTaps,
+        Conv1dStep::SharedTile,
+        Conv1dStep::RegisterBlocked,
+        Conv1dStep::RegisterBlockedGlobalTaps,
+    ];
+
+    /// Index into [`Conv1dStep::ALL`] and the kernel name tables.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Whether the kernel reads its taps from the constant bank.
+    pub const fn uses_constant_taps(self) -> bool {
+        matches!(
+            self,
+            Conv1dStep::ConstantTaps | Conv1dStep::SharedTile | Conv1dStep::RegisterBlocked
+        )
+    }
+
+    /// Outputs each thread produces.
+    pub const fn outputs_per_thread(self, elem_size: usize) -> u64 {
+        match self {
+            Conv1dStep::RegisterBlocked | Conv1dStep::RegisterBlockedGlobalTaps => register_block_outputs(elem_size),
+            _ => 1,
+        }
+    }
+
+    /// Dynamic shared memory in bytes: the shared-tile step holds one block of outputs plus the
+    /// `taps − 1` halo samples.
+    pub const fn shared_bytes(self, taps: u32, elem_size: usize) -> usize {
+        match self {
+            Conv1dStep::SharedTile => (CONV1D_BLOCK as usize + taps as usize - 1) * elem_size,
+            _ => 0,
+        }
+    }
+}
+
+/// Name of the constant-memory tap bank symbol.
+#[macro_export]
+macro_rules! conv1d_taps_symbol {
+    () => {
+        "gpuprims_conv1d_taps"
+    };
+}
+
+/// Symbol of one 1D filter kernel: `gpuprims_conv1d_<type>_<step>`.
+#[macro_export]
+macro_rules! conv1d_kernel_name {
+    ($t:ident, $step:literal) => {
+        concat!($crate::kernel_prefix!(), "conv1d_", stringify!($t), "_", $step)
+    };
+}
+
+/// The kernel symbols of one element type, in [`Conv1dStep::ALL`] order.
+#[macro_export]
+macro_rules! conv1d_kernel_names {
+    ($t:ident) => {
+        [
+            $crate::conv1d_kernel_name!($t, "global_taps"),
+            $crate::conv1d_kernel_name!($t, "constant_taps"),
+            $crate::conv1d_kernel_name!($t, "shared_tile"),
+            $crate::conv1d_kernel_name!($t, "register_blocked"),
+            $crate::conv1d_kernel_name!($t, "register_blocked_global_taps"),
+        ]
+    };
+}
+
+/// Calls `$m! { f32, f64 }`: the element types of the 1D filter family, in table order.
+#[macro_export]
+macro_rules! for_each_conv1d_type {
+    ($m:ident) => {
+        $m! { f32, f64 }
+    };
+}

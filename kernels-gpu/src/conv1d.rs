@@ -1,0 +1,410 @@
+//! The 1D filter ladder: correlation of each row with `taps` weights (see `abi::conv1d` for the
+//! formula and the border modes). Each step removes one bottleneck of the one before:
+//!
+//! | step | taps from | samples from | outputs/thread | removes |
+//! |---|---|---|---|---|
+//! | global taps | global memory | global memory | 1 | (the tutorial's first kernel) |
+//! | constant taps | constant bank | global memory | 1 | a tap load per thread per tap: the warp reads one broadcast tap |
+//! | shared tile | constant bank | shared memory | 1 | `taps` global reads per output: each sample is read from DRAM/L2 once per block |
+//! | register blocked | constant bank | 16-byte loads + sliding registers | 4 (f64) / 8 (f32) | the shared round trip and barrier; scalar 8-byte accesses |
+//!
+//! All steps share the per-output border handling ([`correlate_point`]): an output whose window
+//! lies inside its row reads it directly, one whose window crosses an end maps every position
+//! through [`border_index`]. Products are always formed (a constant border multiplies its value
+//! by the tap), so non-finite taps propagate to every output as in scipy and PyTorch.
+//! Accumulation is `fma` in the element type.
+
+use crate::abi::conv1d::{
+    BorderMode, CONV1D_BLOCK, CONV1D_CONST_BYTES, Conv1dArgs, border_index, register_block_outputs,
+};
+use crate::device::*;
+
+crate::declare_constant!(crate::conv1d_taps_symbol!(), crate::conv1d_const_bytes!());
+
+/// A filter element type (f32, f64): arithmetic, loads and 16-byte packing.
+pub trait Sample: Vec16 {
+    const ZERO: Self;
+    /// `a · b + c`, rounded once.
+    fn fma(a: Self, b: Self, c: Self) -> Self;
+    /// Plain global load (`ld.global`).
+    ///
+    /// # Safety
+    /// `p` must be a valid, aligned pointer into global memory.
+    unsafe fn load(p: *const Self) -> Self;
+    /// Load through the read-only data cache (`ld.global.nc`).
+    ///
+    /// # Safety
+    /// As [`Sample::load`], and no thread of the kernel writes `*p`.
+    unsafe fn load_nc(p: *const Self) -> Self;
+    /// Tap `k` of the constant bank (caller keeps `k` inside the bank).
+    fn constant_tap(k: u32) -> Self;
+    /// Packs `LANES` values, `lane(0)` first in memory, into the four words of a 16-byte store.
+    fn pack(lane: impl FnMut(usize) -> Self) -> [u32; 4];
+    /// Value `l < LANES` of the four words of a 16-byte load (inverse of [`Sample::pack`]).
+    fn unpack(words: [u32; 4], l: usize) -> Self;
+}
+
+impl Sample for f32 {
+    const ZERO: f32 = 0.0;
+    #[inline(always)]
+    fn fma(a: f32, b: f32, c: f32) -> f32 {
+        core::intrinsics::fmaf32(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f32) -> f32 {
+        // SAFETY: forwarded to the caller.
+        unsafe { p.read() }
+    }
+    #[inline(always)]
+    unsafe fn load_nc(p: *const f32) -> f32 {
+        f32::from_bits(crate::load_nc!(p as *const u32, u32))
+    }
+    #[inline(always)]
+    fn constant_tap(k: u32) -> f32 {
+        f32::from_bits(crate::load_constant!(crate::conv1d_taps_symbol!(), 4 * k as u64, u32))
+    }
+    #[inline(always)]
+    fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
+        [
+            lane(0).to_bits(),
+            lane(1).to_bits(),
+            lane(2).to_bits(),
+            lane(3).to_bits(),
+        ]
+    }
+    #[inline(always)]
+    fn unpack(words: [u32; 4], l: usize) -> f32 {
+        f32::from_bits(words[l])
+    }
+}
+
+impl Sample for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn fma(a: f64, b: f64, c: f64) -> f64 {
+        core::intrinsics::fmaf64(a, b, c)
+    }
+    #[inline(always)]
+    unsafe fn load(p: *const f64) -> f64 {
+        // SAFETY: forwarded to the caller.
+        unsafe { p.read() }
+    }
+    #[inline(always)]
+    unsafe fn load_nc(p: *const f64) -> f64 {
+        f64::from_bits(crate::load_nc!(p as *const u64, u64))
+    }
+    #[inline(always)]
+    fn constant_tap(k: u32) -> f64 {
+        f64::from_bits(crate::load_constant!(crate::conv1d_taps_symbol!(), 8 * k as u64, u64))
+    }
+    #[inline(always)]
+    fn pack(mut lane: impl FnMut(usize) -> f64) -> [u32; 4] {
+        let (a, b) = (lane(0).to_bits(), lane(1).to_bits());
+        [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
+    }
+    #[inline(always)]
+    fn unpack(words: [u32; 4], l: usize) -> f64 {
+        f64::from_bits(words[2 * l] as u64 | (words[2 * l + 1] as u64) << 32)
+    }
+}
+
+/// Where a kernel reads tap `k` from.
+pub trait Taps<T> {
+    fn get(&self, k: u32) -> T;
+}
+
+/// Taps in a global-memory buffer of `args.taps` elements (plain loads, as the tutorial).
+#[derive(Clone, Copy)]
+pub struct GlobalTaps<T>(pub *const T);
+
+impl<T: Sample> Taps<T> for GlobalTaps<T> {
+    #[inline(always)]
+    fn get(&self, k: u32) -> T {
+        // SAFETY: the host passes a buffer of `args.taps` taps and callers keep k < args.taps.
+        unsafe { T::load(self.0.add(k as usize)) }
+    }
+}
+
+/// Taps in the module's constant bank, filled by the host before the launch. The whole warp reads
+/// the same tap at once: one constant-cache broadcast instead of 32 loads.
+#[derive(Clone, Copy)]
+pub struct ConstantTaps;
+
+impl<T: Sample> Taps<T> for ConstantTaps {
+    #[inline(always)]
+    fn get(&self, k: u32) -> T {
+        debug_assert!((k as usize + 1) * core::mem::size_of::<T>() <= CONV1D_CONST_BYTES);
+        T::constant_tap(k)
+    }
+}
+
+/// `(row, column)` of flat output index `o`; 32-bit division whenever it suffices (64-bit
+/// division is a long emulated sequence), none for a single row.
+#[inline(always)]
+fn split<T>(o: u64, a: &Conv1dArgs<T>) -> (u64, u64) {
+    if a.rows == 1 {
+        (0, o)
+    } else if o <= u32::MAX as u64 && a.n <= u32::MAX as u64 {
+        let (o, n) = (o as u32, a.n as u32);
+        ((o / n) as u64, (o % n) as u64)
+    } else {
+        (o / a.n, o % a.n)
+    }
+}
+
+/// Sample at position `pos` (any integer) of the row at `row`, extended by the border mode.
+///
+/// # Safety
+/// `row` must hold `a.n ≥ 1` samples.
+#[inline(always)]
+unsafe fn sample<T: Sample>(row: *const T, pos: i64, a: &Conv1dArgs<T>) -> T {
+    match border_index(pos, a.n as i64, BorderMode::from_code(a.border)) {
+        // SAFETY: border_index returns an index below n.
+        Some(j) => unsafe { T::load(row.add(j as usize)) },
+        None => a.cval,
+    }
+}
+
+/// Output `i` of the row at `row`: `Σ_k t[k] · x̃[i + k − anchor]`, in tap order.
+///
+/// # Safety
+/// `row` must hold `a.n` samples and `i < a.n`.
+#[inline(always)]
+unsafe fn correlate_point<T: Sample>(row: *const T, i: u64, a: &Conv1dArgs<T>, taps: &impl Taps<T>) -> T {
+    let start = i as i64 - a.anchor as i64;
+    let mut acc = T::ZERO;
+    if start >= 0 && start as u64 + a.taps as u64 <= a.n {
+        // SAFETY: the window [start, start + taps) lies inside the row.
+        let window = unsafe { row.add(start as usize) };
+        for k in 0..a.taps {
+            acc = T::fma(taps.get(k), unsafe { T::load(window.add(k as usize)) }, acc);
+        }
+    } else {
+        for k in 0..a.taps {
+            // SAFETY: forwarded.
+            acc = T::fma(taps.get(k), unsafe { sample(row, start + k as i64, a) }, acc);
+        }
+    }
+    acc
+}
+
+/// Global-taps and constant-taps steps: thread `o` computes flat output `o`.
+///
+/// # Safety
+/// `x` and `y` hold `rows · n` elements; the grid covers them with one thread each.
+#[inline(always)]
+pub unsafe fn one_per_thread<T: Sample>(x: *const T, y: *mut T, a: Conv1dArgs<T>, taps: impl Taps<T>) {
+    let o = global_thread_idx();
+    if o >= a.n * a.rows {
+        return;
+    }
+    let (row, i) = split(o, &a);
+    // SAFETY: o < rows · n, so row < rows and i < n.
+    unsafe {
+        let v = correlate_point(x.add((row * a.n) as usize), i, &a, &taps);
+        y.add(o as usize).write(v);
+    }
+}
+
+/// Shared-tile step. Block `b` computes outputs `[256·t, 256·t + 256)` of row `r`
+/// (`b = r · tiles_per_row + t`). Its threads first stage the tile's `256 + taps − 1` input
+/// samples (halo included, border applied) in shared memory with coalesced loads, then each
+/// thread reads its window from shared memory: every input sample leaves global memory once per
+/// block instead of once per tap.
+///
+/// # Safety
+/// `x` and `y` hold `rows · n` elements; grid = `rows · ⌈n / 256⌉` blocks of 256 threads; dynamic
+/// shared memory holds `256 + taps − 1` elements; the constant bank holds the taps.
+#[inline(always)]
+pub unsafe fn shared_tile<T: Sample>(x: *const T, y: *mut T, a: Conv1dArgs<T>) {
+    let block = CONV1D_BLOCK as u64;
+    let tiles = a.n.div_ceil(block);
+    let b = block_idx() as u64;
+    let (row, tile) = (b / tiles, b % tiles);
+    // SAFETY: row < rows by the grid shape.
+    let row_ptr = unsafe { x.add((row * a.n) as usize) };
+    let tile_start = tile * block;
+    let first = tile_start as i64 - a.anchor as i64;
+    let len = CONV1D_BLOCK + a.taps - 1;
+    let interior = first >= 0 && first as u64 + len as u64 <= a.n;
+    // SAFETY: the host sized dynamic shared memory to `len` elements.
+    let tile_mem: *mut T = unsafe { dynamic_shared() };
+    let mut j = thread_idx();
+    while j < len {
+        let pos = first + j as i64;
+        // SAFETY: interior tiles read inside the row; others go through the border mapping.
+        let v = unsafe {
+            if interior {
+                T::load(row_ptr.add(pos as usize))
+            } else {
+                sample(row_ptr, pos, &a)
+            }
+        };
+        // SAFETY: j < len.
+        unsafe { tile_mem.add(j as usize).write(v) };
+        j += CONV1D_BLOCK;
+    }
+    // SAFETY: every thread of the block reaches this barrier (no early return above).
+    unsafe { sync_threads() };
+    let t = thread_idx();
+    let i = tile_start + t as u64;
+    if i < a.n {
+        let mut acc = T::ZERO;
+        for k in 0..a.taps {
+            // SAFETY: t + k < 256 + taps − 1 = len, written before the barrier.
+            let s = unsafe { tile_mem.add((t + k) as usize).read() };
+            acc = T::fma(ConstantTaps.get(k), s, acc);
+        }
+        // SAFETY: i < n, row < rows.
+        unsafe { y.add((row * a.n + i) as usize).write(acc) };
+    }
+}
+
+/// Register-blocked step: thread `t` computes the `P` consecutive flat outputs starting at `t·P`
+/// (`P · size_of::<T>()` = 32 bytes, two 16-byte vectors).
+///
+/// Interior chunks (the whole window inside one row): the `P` samples under the outputs arrive in
+/// two 16-byte read-only loads and stay in registers; a window of `P` registers then slides
+/// right over the taps right of the anchor and, restarting from the loaded core, left over the
+/// taps left of it, one scalar (L1-cached) load per slide. Per tap the thread does one constant
+/// broadcast and `P` fused multiply-adds; the results leave in two 16-byte stores. Chunks that
+/// touch a row end or straddle two rows fall back to [`correlate_point`] per output.
+///
+/// # Safety
+/// `x` and `y` hold `rows · n` elements and are 16-byte aligned; the grid has at least
+/// `⌈rows · n / P⌉` threads; `taps` holds the taps.
+#[inline(always)]
+pub unsafe fn register_blocked<T: Sample, const P: usize>(
+    x: *const T,
+    y: *mut T,
+    a: Conv1dArgs<T>,
+    taps: impl Taps<T>,
+) {
+    const { assert!(P as u64 == register_block_outputs(core::mem::size_of::<T>())) };
+    let total = a.n * a.rows;
+    let first = global_thread_idx() * P as u64;
+    if first >= total {
+        return;
+    }
+    let (_, i) = split(first, &a);
+    let right = a.right();
+    if i >= a.anchor as u64 && i + P as u64 + right as u64 <= a.n {
+        // SAFETY: the window [first − anchor, first + P + right) lies inside row `row`; `first`
+        // is a multiple of P, so `x + first` and `y + first` are 32-byte aligned.
+        unsafe {
+            let core = load_core::<T, P>(x.add(first as usize));
+            let mut acc = [T::ZERO; P];
+            // Taps anchor, anchor + 1, .., taps − 1: slide right.
+            let mut w = core;
+            let mut d = 0;
+            loop {
+                fma_window(&mut acc, taps.get(a.anchor + d), &w);
+                if d == right {
+                    break;
+                }
+                for j in 0..P - 1 {
+                    w[j] = w[j + 1];
+                }
+                w[P - 1] = T::load_nc(x.add((first + P as u64 + d as u64) as usize));
+                d += 1;
+            }
+            // Taps anchor − 1, .., 0: slide left from the core again.
+            let mut w = core;
+            for d in 1..=a.anchor {
+                for j in (1..P).rev() {
+                    w[j] = w[j - 1];
+                }
+                w[0] = T::load_nc(x.add((first - d as u64) as usize));
+                fma_window(&mut acc, taps.get(a.anchor - d), &w);
+            }
+            store_core::<T, P>(y.add(first as usize), &acc);
+        }
+    } else {
+        for j in 0..P as u64 {
+            let o = first + j;
+            if o < total {
+                let (row, i) = split(o, &a);
+                // SAFETY: o < rows · n.
+                unsafe {
+                    let v = correlate_point(x.add((row * a.n) as usize), i, &a, &taps);
+                    y.add(o as usize).write(v);
+                }
+            }
+        }
+    }
+}
+
+/// `acc[j] += t · w[j]` for the whole register window.
+#[inline(always)]
+fn fma_window<T: Sample, const P: usize>(acc: &mut [T; P], t: T, w: &[T; P]) {
+    for j in 0..P {
+        acc[j] = T::fma(t, w[j], acc[j]);
+    }
+}
+
+/// The `P` samples at `p` through 16-byte read-only loads.
+///
+/// # Safety
+/// `p` is 16-byte aligned, `P` samples readable and not written by the kernel.
+#[inline(always)]
+unsafe fn load_core<T: Sample, const P: usize>(p: *const T) -> [T; P] {
+    let lanes = T::LANES as usize;
+    let mut core = [T::ZERO; P];
+    for v in 0..P / lanes {
+        // SAFETY: forwarded; (v + 1) · LANES ≤ P.
+        let words = unsafe { load_nc_v4(p.add(v * lanes) as *const [u32; 4]) };
+        for l in 0..lanes {
+            core[v * lanes + l] = T::unpack(words, l);
+        }
+    }
+    core
+}
+
+/// Writes `P` samples to `p` with 16-byte stores.
+///
+/// # Safety
+/// `p` is 16-byte aligned with `P` writable samples.
+#[inline(always)]
+unsafe fn store_core<T: Sample, const P: usize>(p: *mut T, v: &[T; P]) {
+    let lanes = T::LANES as usize;
+    for j in 0..P / lanes {
+        // SAFETY: forwarded; (j + 1) · LANES ≤ P.
+        unsafe { store_v4(p.add(j * lanes) as *mut [u32; 4], T::pack(|l| v[j * lanes + l])) };
+    }
+}
+
+/// Defines the kernel entries of one element type under the contract's names.
+macro_rules! conv1d_entries {
+    ($($t:ident),*) => {$(
+        pub mod $t {
+            use super::*;
+            type A = Conv1dArgs<$t>;
+            const P: usize = register_block_outputs(core::mem::size_of::<$t>()) as usize;
+
+            #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "global_taps"))]
+            pub unsafe extern "ptx-kernel" fn global_taps(x: *const $t, y: *mut $t, t: *const $t, a: A) {
+                unsafe { one_per_thread(x, y, a, GlobalTaps(t)) }
+            }
+            #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "constant_taps"))]
+            pub unsafe extern "ptx-kernel" fn constant_taps(x: *const $t, y: *mut $t, _t: *const $t, a: A) {
+                unsafe { one_per_thread(x, y, a, ConstantTaps) }
+            }
+            #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "shared_tile"))]
+            pub unsafe extern "ptx-kernel" fn shared_tile(x: *const $t, y: *mut $t, _t: *const $t, a: A) {
+                unsafe { super::shared_tile(x, y, a) }
+            }
+            #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "register_blocked"))]
+            pub unsafe extern "ptx-kernel" fn register_blocked(x: *const $t, y: *mut $t, _t: *const $t, a: A) {
+                unsafe { super::register_blocked::<$t, P>(x, y, a, ConstantTaps) }
+            }
+            #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "register_blocked_global_taps"))]
+            pub unsafe extern "ptx-kernel" fn register_blocked_global_taps(
+                x: *const $t, y: *mut $t, t: *const $t, a: A,
+            ) {
+                unsafe { super::register_blocked::<$t, P>(x, y, a, GlobalTaps(t)) }
+            }
+        }
+    )*};
+}
+
+crate::for_each_conv1d_type!(conv1d_entries);
