@@ -35,7 +35,7 @@ pub struct Gpu {
     reduce: Vec<[CudaFunction; 8]>,
     /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
     pub(crate) reduce_ticket: CudaSlice<u32>,
-    conv1d: Vec<[CudaFunction; 5]>,
+    conv1d: Vec<[CudaFunction; Conv1dStep::ALL.len()]>,
     /// The module's constant-memory tap bank.
     pub(crate) conv1d_bank: ConstantBank,
     props: DeviceProps,
@@ -104,20 +104,21 @@ impl Gpu {
             .map(|ty| {
                 let fs = ty.names().map(|name| module.load_function(name));
                 let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
-                Ok(fs.try_into().expect("five names give five functions"))
+                Ok(fs.try_into().expect("one function per step"))
             })
-            .collect::<Result<Vec<[CudaFunction; 5]>>>()?;
-        // The shared-tile step holds 256 + taps − 1 samples: let it use more than the default
-        // 48 KiB so every tap count the constant bank holds fits (68 KiB at most).
+            .collect::<Result<Vec<[CudaFunction; Conv1dStep::ALL.len()]>>>()?;
+        // The shared-memory steps hold the block's span plus taps − 1 samples: let them use more
+        // than the default 48 KiB so every tap count the constant bank holds fits (92 KiB at most).
         let optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
         for (ty, fs) in Conv1dType::ALL.iter().zip(&conv1d) {
             let size = ty.elem_size();
-            let need = Conv1dStep::SharedTile.shared_bytes(max_constant_taps(size) as u32, size);
-            let limit = need.min(optin as usize) as i32;
-            fs[Conv1dStep::SharedTile.index()].set_attribute(
-                cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                limit,
-            )?;
+            for step in [Conv1dStep::SharedTile, Conv1dStep::RegisterBlockedShared] {
+                let need = step.shared_bytes(max_constant_taps(size) as u32, size);
+                fs[step.index()].set_attribute(
+                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    need.min(optin as usize) as i32,
+                )?;
+            }
         }
         let (ptr, bank_bytes) = {
             let bank = module.get_global(crate::conv1d_taps_symbol!(), &stream)?;

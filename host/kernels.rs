@@ -61,7 +61,7 @@ macro_rules! conv1d_table {
             }
 
             /// The type's kernel symbols, in `Conv1dStep::ALL` order.
-            pub const fn names(self) -> [&'static str; 5] {
+            pub const fn names(self) -> [&'static str; crate::abi::conv1d::Conv1dStep::ALL.len()] {
                 match self {
                     $(Conv1dType::$t => crate::conv1d_kernel_names!($t)),*
                 }

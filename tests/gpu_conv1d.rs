@@ -14,11 +14,12 @@ use crate::common::{gpu_trial, rng};
 use crate::cpu_conv1d::{scipy_cases, scipy_match};
 
 /// Every variant the tests run, `Auto` included.
-const VARIANTS: [Conv1dVariant; 5] = [
+const VARIANTS: [Conv1dVariant; 6] = [
     Conv1dVariant::GlobalTaps,
     Conv1dVariant::ConstantTaps,
     Conv1dVariant::SharedTile,
     Conv1dVariant::RegisterBlocked,
+    Conv1dVariant::RegisterBlockedShared,
     Conv1dVariant::Auto,
 ];
 
@@ -443,11 +444,12 @@ fn constant_bank_interleaved<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         Conv1dVariant::ConstantTaps,
         Conv1dVariant::SharedTile,
         Conv1dVariant::RegisterBlocked,
+        Conv1dVariant::RegisterBlockedShared,
     ];
     let mut outs = Vec::new();
-    for round in 0..3 {
+    for round in 0..4 {
         for (f, filter) in filters.iter().enumerate() {
-            let variant = variants[(f + round) % 3];
+            let variant = variants[(f + round) % 4];
             let plan = Conv1dPlan::new(gpu, 1, n, filter, Border::Mirror, variant)?;
             let mut y = poisoned::<T>(gpu, n)?;
             plan.enqueue(gpu, &x, &mut y)?;

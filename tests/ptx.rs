@@ -1,7 +1,8 @@
 //! PTX checks that need no GPU: every kernel the host launches is an entry of the embedded PTX, and
 //! the variants that promise shared memory, shuffles or vector loads show them.
 
-use gpuprims::kernels::{PTX, ReduceInstance, launched_kernel_names, ptx_entries};
+use gpuprims::abi::conv1d::Conv1dStep;
+use gpuprims::kernels::{Conv1dType, PTX, ReduceInstance, launched_kernel_names, ptx_entries};
 use libtest_mimic::{Failed, Trial};
 
 /// The PTX body of entry `name` (up to the next entry).
@@ -39,6 +40,17 @@ pub fn trials() -> Vec<Trial> {
                 expect_in(&n[6..8], "shfl.sync.down")?; // steps 7–8 finish warps by shuffles
                 expect_in(&n[7..8], "ld.global.nc.v4.u32")?; // step 8: 16-byte read-only loads
                 expect_in(&n[7..8], "atom.acq_rel.gpu.global.add.u32")?; // step 8: last-block ticket
+            }
+            for ty in Conv1dType::ALL {
+                let n = ty.names();
+                let of = |steps: &[Conv1dStep]| steps.iter().map(|s| n[s.index()]).collect::<Vec<_>>();
+                use Conv1dStep::*;
+                expect_in(&of(&[ConstantTaps, SharedTile, RegisterBlocked, RegisterBlockedShared]), "ld.const")?;
+                expect_in(&of(&[SharedTile, RegisterBlockedShared]), "bar.sync")?;
+                expect_in(&of(&[SharedTile, RegisterBlockedShared]), "ld.shared")?;
+                let vectorized = of(&[RegisterBlocked, RegisterBlockedShared, RegisterBlockedGlobalTaps]);
+                expect_in(&vectorized, "ld.global.nc.v4.u32")?;
+                expect_in(&vectorized, "st.global.v4.u32")?;
             }
             Ok(())
         }),

@@ -29,7 +29,7 @@
 //!
 //! # Errors
 //! Empty taps or a zero mean width: [`Error::InvalidArgument`]. More taps than the constant bank
-//! holds (8192 f64 or 16384 f32) for `ConstantTaps`, `SharedTile` or `RegisterBlocked`:
+//! holds (8192 f64 or 16384 f32) for any variant but `GlobalTaps` and `Auto`:
 //! [`Error::TooManyTaps`]; `GlobalTaps` takes any count and `Auto` falls back to register
 //! blocking with taps read from global memory. A 0-dimensional input: [`Error::InvalidArgument`].
 //! An empty signal (or batch) gives an empty result.
@@ -60,20 +60,29 @@ pub enum Conv1dVariant {
     /// memory once. Bottleneck: a barrier and a shared-memory round trip per block.
     SharedTile,
     /// Constant taps, 32 bytes of outputs per thread from two 16-byte loads, a sliding window of
-    /// registers and two 16-byte stores.
+    /// registers and two 16-byte stores; the window's extra samples are L1-cached global loads.
+    /// Bottleneck for long filters: those loads are strided across the warp (many L1 wavefronts).
     RegisterBlocked,
-    /// `RegisterBlocked` (taps from global memory past the constant bank's capacity).
+    /// `RegisterBlocked` whose window slides over a padded, bank-conflict-free shared-memory copy
+    /// of the block's span and halo. Costs a barrier per block; pays off for long filters.
+    RegisterBlockedShared,
+    /// `RegisterBlocked` up to [`AUTO_SHARED_MIN_TAPS`] − 1 taps, `RegisterBlockedShared` from
+    /// there, and register blocking with taps read from global memory past the constant bank.
     #[default]
     Auto,
 }
 
+/// From this many taps `Auto` runs `RegisterBlockedShared` instead of `RegisterBlocked`.
+pub const AUTO_SHARED_MIN_TAPS: usize = 8;
+
 impl Conv1dVariant {
     /// The ladder, in order (without `Auto`).
-    pub const ALL: [Conv1dVariant; 4] = [
+    pub const ALL: [Conv1dVariant; 5] = [
         Conv1dVariant::GlobalTaps,
         Conv1dVariant::ConstantTaps,
         Conv1dVariant::SharedTile,
         Conv1dVariant::RegisterBlocked,
+        Conv1dVariant::RegisterBlockedShared,
     ];
 
     /// Short name (tables, errors).
@@ -83,6 +92,7 @@ impl Conv1dVariant {
             Conv1dVariant::ConstantTaps => "constant-taps",
             Conv1dVariant::SharedTile => "shared-tile",
             Conv1dVariant::RegisterBlocked => "register-blocked",
+            Conv1dVariant::RegisterBlockedShared => "register-blocked-shared",
             Conv1dVariant::Auto => "auto",
         }
     }
@@ -95,7 +105,9 @@ impl Conv1dVariant {
             Conv1dVariant::ConstantTaps => Conv1dStep::ConstantTaps,
             Conv1dVariant::SharedTile => Conv1dStep::SharedTile,
             Conv1dVariant::RegisterBlocked => Conv1dStep::RegisterBlocked,
-            Conv1dVariant::Auto if taps <= max => Conv1dStep::RegisterBlocked,
+            Conv1dVariant::RegisterBlockedShared => Conv1dStep::RegisterBlockedShared,
+            Conv1dVariant::Auto if taps < AUTO_SHARED_MIN_TAPS => Conv1dStep::RegisterBlocked,
+            Conv1dVariant::Auto if taps <= max => Conv1dStep::RegisterBlockedShared,
             Conv1dVariant::Auto => Conv1dStep::RegisterBlockedGlobalTaps,
         };
         let limit = if step.uses_constant_taps() {
@@ -293,10 +305,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
             }
         }
         let stream = gpu.stream();
-        if matches!(
-            self.step,
-            Conv1dStep::RegisterBlocked | Conv1dStep::RegisterBlockedGlobalTaps
-        ) {
+        if self.step.vectorized() {
             let xp = x.device_ptr(stream).0;
             let yp = y.device_ptr(stream).0;
             if xp % 16 != 0 || yp % 16 != 0 {

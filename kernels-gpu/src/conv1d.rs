@@ -7,6 +7,7 @@
 //! | constant taps | constant bank | global memory | 1 | a tap load per thread per tap: the warp reads one broadcast tap |
 //! | shared tile | constant bank | shared memory | 1 | `taps` global reads per output: each sample is read from DRAM/L2 once per block |
 //! | register blocked | constant bank | 16-byte loads + sliding registers | 4 (f64) / 8 (f32) | the shared round trip and barrier; scalar 8-byte accesses |
+//! | register blocked, shared | constant bank | 16-byte loads, halo slides from a padded shared tile | 4 (f64) / 8 (f32) | uncoalesced L1 halo loads (long filters) |
 //!
 //! All steps share the per-output border handling ([`correlate_point`]): an output whose window
 //! lies inside its row reads it directly, one whose window crosses an end maps every position
@@ -264,11 +265,10 @@ pub unsafe fn shared_tile<T: Sample>(x: *const T, y: *mut T, a: Conv1dArgs<T>) {
 /// (`P · size_of::<T>()` = 32 bytes, two 16-byte vectors).
 ///
 /// Interior chunks (the whole window inside one row): the `P` samples under the outputs arrive in
-/// two 16-byte read-only loads and stay in registers; a window of `P` registers then slides
-/// right over the taps right of the anchor and, restarting from the loaded core, left over the
-/// taps left of it, one scalar (L1-cached) load per slide. Per tap the thread does one constant
-/// broadcast and `P` fused multiply-adds; the results leave in two 16-byte stores. Chunks that
-/// touch a row end or straddle two rows fall back to [`correlate_point`] per output.
+/// two 16-byte read-only loads and stay in registers; [`slide`] then moves a window of `P`
+/// registers over the taps, one scalar read-only (L1-cached) load per step. The results leave in
+/// two 16-byte stores. Chunks that touch a row end or straddle two rows fall back to
+/// [`correlate_point`] per output.
 ///
 /// # Safety
 /// `x` and `y` hold `rows · n` elements and are 16-byte aligned; the grid has at least
@@ -287,48 +287,131 @@ pub unsafe fn register_blocked<T: Sample, const P: usize>(
         return;
     }
     let (_, i) = split(first, &a);
-    let right = a.right();
-    if i >= a.anchor as u64 && i + P as u64 + right as u64 <= a.n {
-        // SAFETY: the window [first − anchor, first + P + right) lies inside row `row`; `first`
-        // is a multiple of P, so `x + first` and `y + first` are 32-byte aligned.
+    if i >= a.anchor as u64 && i + P as u64 + a.right() as u64 <= a.n {
+        // SAFETY: the window [first − anchor, first + P + right) lies inside one row; `first` is
+        // a multiple of P, so `x + first` and `y + first` are 32-byte aligned.
         unsafe {
             let core = load_core::<T, P>(x.add(first as usize));
-            let mut acc = [T::ZERO; P];
-            // Taps anchor, anchor + 1, .., taps − 1: slide right.
-            let mut w = core;
-            let mut d = 0;
-            loop {
-                fma_window(&mut acc, taps.get(a.anchor + d), &w);
-                if d == right {
-                    break;
-                }
-                for j in 0..P - 1 {
-                    w[j] = w[j + 1];
-                }
-                w[P - 1] = T::load_nc(x.add((first + P as u64 + d as u64) as usize));
-                d += 1;
-            }
-            // Taps anchor − 1, .., 0: slide left from the core again.
-            let mut w = core;
-            for d in 1..=a.anchor {
-                for j in (1..P).rev() {
-                    w[j] = w[j - 1];
-                }
-                w[0] = T::load_nc(x.add((first - d as u64) as usize));
-                fma_window(&mut acc, taps.get(a.anchor - d), &w);
-            }
-            store_core::<T, P>(y.add(first as usize), &acc);
+            let after = |d: u32| T::load_nc(x.add((first + P as u64 + d as u64) as usize));
+            let before = |d: u32| T::load_nc(x.add((first - d as u64) as usize));
+            store_core::<T, P>(y.add(first as usize), &slide(core, &a, &taps, after, before));
         }
     } else {
-        for j in 0..P as u64 {
-            let o = first + j;
-            if o < total {
-                let (row, i) = split(o, &a);
-                // SAFETY: o < rows · n.
-                unsafe {
-                    let v = correlate_point(x.add((row * a.n) as usize), i, &a, &taps);
-                    y.add(o as usize).write(v);
-                }
+        // SAFETY: forwarded.
+        unsafe { per_output::<T, P>(x, y, &a, &taps, first) };
+    }
+}
+
+/// Register blocking over a shared-memory tile: as [`register_blocked`], but the block first
+/// stages its `256·P` samples and the `taps − 1` halo in shared memory (the core from the
+/// threads' 16-byte loads, the halo by coalesced scalar loads), so the sliding window's extra
+/// samples come from shared memory instead of uncoalesced L1 loads. The tile is padded by one
+/// element every `P` (physical index `j + j/P`), which spreads the threads' stride-`P` reads over
+/// all banks. Blocks whose span or halo leaves its row take the per-thread path of
+/// [`register_blocked`] (a block-uniform choice, so no thread skips the barrier).
+///
+/// # Safety
+/// As [`register_blocked`] with the constant bank holding the taps; dynamic shared memory holds
+/// [`Conv1dStep::shared_bytes`](crate::abi::conv1d::Conv1dStep::shared_bytes) bytes.
+#[inline(always)]
+pub unsafe fn register_blocked_shared<T: Sample, const P: usize>(x: *const T, y: *mut T, a: Conv1dArgs<T>) {
+    let span = CONV1D_BLOCK as u64 * P as u64;
+    let b0 = block_idx() as u64 * span;
+    let (_, i0) = split(b0.min(a.n * a.rows - 1), &a);
+    let (anchor, right) = (a.anchor as u64, a.right() as u64);
+    if !(i0 >= anchor && i0 + span + right <= a.n) {
+        // SAFETY: forwarded (the same grid and outputs as the register-blocked step).
+        return unsafe { register_blocked::<T, P>(x, y, a, ConstantTaps) };
+    }
+    let phys = |j: u64| (j + j / P as u64) as usize;
+    let t = thread_idx() as u64;
+    let first = b0 + t * P as u64;
+    // SAFETY: the block's window [b0 − anchor, b0 + span + right) lies inside one row; the
+    // host sized shared memory for `phys(span + taps − 2) + 1` elements.
+    unsafe {
+        let tile: *mut T = dynamic_shared();
+        let core = load_core::<T, P>(x.add(first as usize));
+        for (c, &v) in core.iter().enumerate() {
+            tile.add(phys(anchor + t * P as u64 + c as u64)).write(v);
+        }
+        let mut j = t;
+        while j < anchor {
+            tile.add(phys(j)).write(T::load(x.add((b0 - anchor + j) as usize)));
+            j += CONV1D_BLOCK as u64;
+        }
+        let mut j = t;
+        while j < right {
+            tile.add(phys(anchor + span + j))
+                .write(T::load(x.add((b0 + span + j) as usize)));
+            j += CONV1D_BLOCK as u64;
+        }
+        sync_threads();
+        let base = anchor + t * P as u64;
+        let after = |d: u32| tile.add(phys(base + P as u64 + d as u64)).read();
+        let before = |d: u32| tile.add(phys(base - d as u64)).read();
+        store_core::<T, P>(y.add(first as usize), &slide(core, &a, &ConstantTaps, after, before));
+    }
+}
+
+/// The sliding register window: `P` outputs from their `core` samples, `after(d)` = the sample
+/// `d` past the core and `before(d)` = the sample `d` before it. The window slides right over the
+/// taps right of the anchor, then, restarting from the core, left over the taps left of it: per
+/// tap, one tap read (a broadcast), one new sample and `P` fused multiply-adds.
+#[inline(always)]
+fn slide<T: Sample, const P: usize>(
+    core: [T; P],
+    a: &Conv1dArgs<T>,
+    taps: &impl Taps<T>,
+    after: impl Fn(u32) -> T,
+    before: impl Fn(u32) -> T,
+) -> [T; P] {
+    let right = a.right();
+    let mut acc = [T::ZERO; P];
+    let mut w = core;
+    let mut d = 0;
+    loop {
+        fma_window(&mut acc, taps.get(a.anchor + d), &w);
+        if d == right {
+            break;
+        }
+        for j in 0..P - 1 {
+            w[j] = w[j + 1];
+        }
+        w[P - 1] = after(d);
+        d += 1;
+    }
+    let mut w = core;
+    for d in 1..=a.anchor {
+        for j in (1..P).rev() {
+            w[j] = w[j - 1];
+        }
+        w[0] = before(d);
+        fma_window(&mut acc, taps.get(a.anchor - d), &w);
+    }
+    acc
+}
+
+/// The `P` outputs from `first` one at a time, with border handling (chunks at row ends).
+///
+/// # Safety
+/// `x` and `y` hold `rows · n` elements.
+#[inline(always)]
+unsafe fn per_output<T: Sample, const P: usize>(
+    x: *const T,
+    y: *mut T,
+    a: &Conv1dArgs<T>,
+    taps: &impl Taps<T>,
+    first: u64,
+) {
+    let total = a.n * a.rows;
+    for j in 0..P as u64 {
+        let o = first + j;
+        if o < total {
+            let (row, i) = split(o, a);
+            // SAFETY: o < rows · n.
+            unsafe {
+                let v = correlate_point(x.add((row * a.n) as usize), i, a, taps);
+                y.add(o as usize).write(v);
             }
         }
     }
@@ -396,6 +479,10 @@ macro_rules! conv1d_entries {
             #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "register_blocked"))]
             pub unsafe extern "ptx-kernel" fn register_blocked(x: *const $t, y: *mut $t, _t: *const $t, a: A) {
                 unsafe { super::register_blocked::<$t, P>(x, y, a, ConstantTaps) }
+            }
+            #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "register_blocked_shared"))]
+            pub unsafe extern "ptx-kernel" fn register_blocked_shared(x: *const $t, y: *mut $t, _t: *const $t, a: A) {
+                unsafe { super::register_blocked_shared::<$t, P>(x, y, a) }
             }
             #[unsafe(export_name = $crate::conv1d_kernel_name!($t, "register_blocked_global_taps"))]
             pub unsafe extern "ptx-kernel" fn register_blocked_global_taps(

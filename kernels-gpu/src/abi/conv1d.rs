@@ -139,17 +139,20 @@ pub enum Conv1dStep {
     SharedTile = 2,
     /// Several outputs per thread from 16-byte vector loads and a sliding register window.
     RegisterBlocked = 3,
+    /// As `RegisterBlocked`, the halo slid in from a shared-memory tile of the block's span.
+    RegisterBlockedShared = 4,
     /// As `RegisterBlocked`, taps read from global memory (any tap count).
-    RegisterBlockedGlobalTaps = 4,
+    RegisterBlockedGlobalTaps = 5,
 }
 
 impl Conv1dStep {
     /// Every step, in kernel-table order.
-    pub const ALL: [Conv1dStep; 5] = [
+    pub const ALL: [Conv1dStep; 6] = [
         Conv1dStep::GlobalTaps,
         Conv1dStep::ConstantTaps,
         Conv1dStep::SharedTile,
         Conv1dStep::RegisterBlocked,
+        Conv1dStep::RegisterBlockedShared,
         Conv1dStep::RegisterBlockedGlobalTaps,
     ];
 
@@ -162,23 +165,38 @@ impl Conv1dStep {
     pub const fn uses_constant_taps(self) -> bool {
         matches!(
             self,
-            Conv1dStep::ConstantTaps | Conv1dStep::SharedTile | Conv1dStep::RegisterBlocked
+            Conv1dStep::ConstantTaps
+                | Conv1dStep::SharedTile
+                | Conv1dStep::RegisterBlocked
+                | Conv1dStep::RegisterBlockedShared
         )
     }
 
     /// Outputs each thread produces.
     pub const fn outputs_per_thread(self, elem_size: usize) -> u64 {
         match self {
-            Conv1dStep::RegisterBlocked | Conv1dStep::RegisterBlockedGlobalTaps => register_block_outputs(elem_size),
+            Conv1dStep::RegisterBlocked | Conv1dStep::RegisterBlockedShared | Conv1dStep::RegisterBlockedGlobalTaps => {
+                register_block_outputs(elem_size)
+            }
             _ => 1,
         }
     }
 
-    /// Dynamic shared memory in bytes: the shared-tile step holds one block of outputs plus the
-    /// `taps − 1` halo samples.
+    /// Whether the kernel uses 16-byte vector loads and stores (buffers must be 16-byte aligned).
+    pub const fn vectorized(self) -> bool {
+        self.outputs_per_thread(8) > 1
+    }
+
+    /// Dynamic shared memory in bytes: the block's outputs plus the `taps − 1` halo samples
+    /// (the register-blocked tile padded by one element every `P`).
     pub const fn shared_bytes(self, taps: u32, elem_size: usize) -> usize {
         match self {
             Conv1dStep::SharedTile => (CONV1D_BLOCK as usize + taps as usize - 1) * elem_size,
+            Conv1dStep::RegisterBlockedShared => {
+                let p = register_block_outputs(elem_size) as usize;
+                let len = CONV1D_BLOCK as usize * p + taps as usize - 1;
+                (len + (len - 1) / p) * elem_size
+            }
             _ => 0,
         }
     }
@@ -209,6 +227,7 @@ macro_rules! conv1d_kernel_names {
             $crate::conv1d_kernel_name!($t, "constant_taps"),
             $crate::conv1d_kernel_name!($t, "shared_tile"),
             $crate::conv1d_kernel_name!($t, "register_blocked"),
+            $crate::conv1d_kernel_name!($t, "register_blocked_shared"),
             $crate::conv1d_kernel_name!($t, "register_blocked_global_taps"),
         ]
     };
