@@ -45,7 +45,10 @@ pub fn trials() -> Vec<Trial> {
                 let n = ty.names();
                 let of = |steps: &[Conv1dStep]| steps.iter().map(|s| n[s.index()]).collect::<Vec<_>>();
                 use Conv1dStep::*;
-                expect_in(&of(&[ConstantTaps, SharedTile, RegisterBlocked, RegisterBlockedShared]), "ld.const")?;
+                expect_in(
+                    &of(&[ConstantTaps, SharedTile, RegisterBlocked, RegisterBlockedShared]),
+                    "ld.const",
+                )?;
                 expect_in(&of(&[SharedTile, RegisterBlockedShared]), "bar.sync")?;
                 expect_in(&of(&[SharedTile, RegisterBlockedShared]), "ld.shared")?;
                 let vectorized = of(&[RegisterBlocked, RegisterBlockedShared, RegisterBlockedGlobalTaps]);

@@ -353,10 +353,24 @@ pub unsafe fn register_blocked_shared<T: Sample, const P: usize>(x: *const T, y:
     }
 }
 
+/// Runs `$body` with `$i` bound to each constant `0 .. $n` (`$n ≤ 8`), fully unrolled, so arrays
+/// indexed by `$i` stay in registers (LLVM declines to fully unroll the nested 8 × 8 loops of the
+/// f32 window on its own and would put the window in local memory).
+macro_rules! unroll_upto_8 {
+    ($n:expr, |$i:ident| $body:block) => {
+        unroll_upto_8!(@ $n, $i, $body, 0 1 2 3 4 5 6 7)
+    };
+    (@ $n:expr, $i:ident, $body:block, $($k:literal)*) => {
+        $(if $k < $n {
+            let $i: usize = $k;
+            $body
+        })*
+    };
+}
+
 /// The sliding register window: `P` outputs from their `core` samples, `after(d)` = the sample
 /// `d` past the core and `before(d)` = the sample `d` before it. The window slides right over the
-/// taps right of the anchor, then, restarting from the core, left over the taps left of it: per
-/// tap, one tap read (a broadcast), one new sample and `P` fused multiply-adds.
+/// taps right of the anchor, then, restarting from the core, left over the taps left of it.
 #[inline(always)]
 fn slide<T: Sample, const P: usize>(
     core: [T; P],
@@ -365,30 +379,96 @@ fn slide<T: Sample, const P: usize>(
     after: impl Fn(u32) -> T,
     before: impl Fn(u32) -> T,
 ) -> [T; P] {
-    let right = a.right();
     let mut acc = [T::ZERO; P];
-    let mut w = core;
-    let mut d = 0;
-    loop {
-        fma_window(&mut acc, taps.get(a.anchor + d), &w);
-        if d == right {
+    sweep_right(&mut acc, core, a, taps, after);
+    sweep_left(&mut acc, core, a, taps, before);
+    acc
+}
+
+/// Taps `anchor + e`, `e = 0..=right`, where output `j` takes the sample `j + e` (relative to the
+/// core). Whole groups of `P` taps read `P − 1` new samples at once into a second register set
+/// and index the pair statically, so the window moves by renaming instead of `P − 1` register
+/// copies per tap (the copies made the long-filter kernels issue-bound); the last `< P` taps shift.
+#[inline(always)]
+fn sweep_right<T: Sample, const P: usize>(
+    acc: &mut [T; P],
+    core: [T; P],
+    a: &Conv1dArgs<T>,
+    taps: &impl Taps<T>,
+    after: impl Fn(u32) -> T,
+) {
+    let (right, p) = (a.right(), P as u32);
+    let mut w = core; // samples e .. e + P
+    let mut e = 0;
+    while e + p <= right + 1 {
+        let mut next = [T::ZERO; P]; // samples e + P .. e + 2P
+        for k in 0..P - 1 {
+            next[k] = after(e + k as u32);
+        }
+        if e + p <= right {
+            next[P - 1] = after(e + p - 1);
+        }
+        unroll_upto_8!(P, |c| {
+            let t = taps.get(a.anchor + e + c as u32);
+            unroll_upto_8!(P, |j| {
+                let r = j + c;
+                acc[j] = T::fma(t, if r < P { w[r] } else { next[r - P] }, acc[j]);
+            });
+        });
+        w = next;
+        e += p;
+    }
+    while e <= right {
+        fma_window(acc, taps.get(a.anchor + e), &w);
+        if e == right {
             break;
         }
         for j in 0..P - 1 {
             w[j] = w[j + 1];
         }
-        w[P - 1] = after(d);
-        d += 1;
+        w[P - 1] = after(e);
+        e += 1;
     }
-    let mut w = core;
-    for d in 1..=a.anchor {
+}
+
+/// Taps `anchor − s`, `s = 1..=anchor`, where output `j` takes the sample `j − s`: the mirror of
+/// [`sweep_right`] (groups of `P` taps read `P` new samples at once).
+#[inline(always)]
+fn sweep_left<T: Sample, const P: usize>(
+    acc: &mut [T; P],
+    core: [T; P],
+    a: &Conv1dArgs<T>,
+    taps: &impl Taps<T>,
+    before: impl Fn(u32) -> T,
+) {
+    let p = P as u32;
+    let mut w = core; // samples 1 − s .. 1 − s + P
+    let mut s = 1;
+    while s + p - 1 <= a.anchor {
+        let mut prev = [T::ZERO; P]; // prev[k] = sample −s − k
+        for k in 0..P {
+            prev[k] = before(s + k as u32);
+        }
+        unroll_upto_8!(P, |c| {
+            let t = taps.get(a.anchor - s - c as u32);
+            unroll_upto_8!(P, |j| {
+                let v = if j > c { w[j - c - 1] } else { prev[c - j] };
+                acc[j] = T::fma(t, v, acc[j]);
+            });
+        });
+        for i in 0..P {
+            w[i] = prev[P - 1 - i];
+        }
+        s += p;
+    }
+    while s <= a.anchor {
         for j in (1..P).rev() {
             w[j] = w[j - 1];
         }
-        w[0] = before(d);
-        fma_window(&mut acc, taps.get(a.anchor - d), &w);
+        w[0] = before(s);
+        fma_window(acc, taps.get(a.anchor - s), &w);
+        s += 1;
     }
-    acc
 }
 
 /// The `P` outputs from `first` one at a time, with border handling (chunks at row ends).
