@@ -402,9 +402,9 @@ fn sweep_right<T: Sample, const P: usize>(
     let mut e = 0;
     while e + p <= right + 1 {
         let mut next = [T::ZERO; P]; // samples e + P .. e + 2P
-        for k in 0..P - 1 {
+        unroll_upto_8!(P - 1, |k| {
             next[k] = after(e + k as u32);
-        }
+        });
         if e + p <= right {
             next[P - 1] = after(e + p - 1);
         }
@@ -446,9 +446,9 @@ fn sweep_left<T: Sample, const P: usize>(
     let mut s = 1;
     while s + p - 1 <= a.anchor {
         let mut prev = [T::ZERO; P]; // prev[k] = sample −s − k
-        for k in 0..P {
+        unroll_upto_8!(P, |k| {
             prev[k] = before(s + k as u32);
-        }
+        });
         unroll_upto_8!(P, |c| {
             let t = taps.get(a.anchor - s - c as u32);
             unroll_upto_8!(P, |j| {
