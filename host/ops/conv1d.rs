@@ -66,14 +66,22 @@ pub enum Conv1dVariant {
     /// `RegisterBlocked` whose window slides over a padded, bank-conflict-free shared-memory copy
     /// of the block's span and halo. Costs a barrier per block; pays off for long filters.
     RegisterBlockedShared,
-    /// `RegisterBlocked` up to [`AUTO_SHARED_MIN_TAPS`] − 1 taps, `RegisterBlockedShared` from
-    /// there, and register blocking with taps read from global memory past the constant bank.
+    /// By the H100 measurements of docs/PERFORMANCE.md: `SharedTile` below
+    /// [`AUTO_BLOCKED_MIN_OUTPUTS`] outputs (one output per thread keeps small inputs busy), then
+    /// `RegisterBlocked` below [`AUTO_SHARED_MIN_TAPS`] taps and `RegisterBlockedShared` from
+    /// there; past the constant bank's capacity, register blocking with taps read from global
+    /// memory.
     #[default]
     Auto,
 }
 
-/// From this many taps `Auto` runs `RegisterBlockedShared` instead of `RegisterBlocked`.
+/// From this many taps `Auto` runs `RegisterBlockedShared` instead of `RegisterBlocked` (measured
+/// at 5 and 31 taps only: 5 favours the direct loads, 31 the shared tile).
 pub const AUTO_SHARED_MIN_TAPS: usize = 8;
+
+/// From this many outputs (`rows · n`) `Auto` runs a register-blocked variant instead of
+/// `SharedTile` (on the H100, 31 taps: shared tile ahead up to 2^20 outputs, behind from 2^22).
+pub const AUTO_BLOCKED_MIN_OUTPUTS: usize = 1 << 21;
 
 impl Conv1dVariant {
     /// The ladder, in order (without `Auto`).
@@ -97,8 +105,9 @@ impl Conv1dVariant {
         }
     }
 
-    /// The kernel that runs `taps` taps of an `elem_size`-byte type, or why none can.
-    fn step(self, taps: usize, elem_size: usize) -> Result<Conv1dStep> {
+    /// The kernel that runs `taps` taps of an `elem_size`-byte type over `outputs` outputs, or
+    /// why none can.
+    fn step(self, taps: usize, elem_size: usize, outputs: usize) -> Result<Conv1dStep> {
         let max = max_constant_taps(elem_size);
         let step = match self {
             Conv1dVariant::GlobalTaps => Conv1dStep::GlobalTaps,
@@ -106,9 +115,10 @@ impl Conv1dVariant {
             Conv1dVariant::SharedTile => Conv1dStep::SharedTile,
             Conv1dVariant::RegisterBlocked => Conv1dStep::RegisterBlocked,
             Conv1dVariant::RegisterBlockedShared => Conv1dStep::RegisterBlockedShared,
+            Conv1dVariant::Auto if taps > max => Conv1dStep::RegisterBlockedGlobalTaps,
+            Conv1dVariant::Auto if outputs < AUTO_BLOCKED_MIN_OUTPUTS => Conv1dStep::SharedTile,
             Conv1dVariant::Auto if taps < AUTO_SHARED_MIN_TAPS => Conv1dStep::RegisterBlocked,
-            Conv1dVariant::Auto if taps <= max => Conv1dStep::RegisterBlockedShared,
-            Conv1dVariant::Auto => Conv1dStep::RegisterBlockedGlobalTaps,
+            Conv1dVariant::Auto => Conv1dStep::RegisterBlockedShared,
         };
         let limit = if step.uses_constant_taps() {
             max
@@ -234,7 +244,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
         }
         let size = size_of::<T>();
         let taps = filter.taps.len();
-        let step = variant.step(taps, size)?;
+        let step = variant.step(taps, size, rows.saturating_mul(n))?;
         let shared = step.shared_bytes(taps as u32, size);
         let max_shared = gpu.conv1d_bank.max_shared_bytes as usize;
         if shared > max_shared {
