@@ -28,7 +28,7 @@ fn main() {
         println!("no GPU ({e}); CPU reference timings only:");
     }
     let copy = match &gpu {
-        Ok(g) => match copy_bandwidth(g, quick) {
+        Ok(g) => match support::copy_bandwidth(g, quick) {
             Ok(c) => Some(c),
             Err(e) => fail(e),
         },
@@ -62,21 +62,6 @@ fn main() {
         eprintln!("FAIL: a variant disagreed with the CPU reference");
         std::process::exit(1);
     }
-}
-
-fn copy_bandwidth(gpu: &Gpu, quick: bool) -> gpuprims::Result<f64> {
-    let p = gpu.props();
-    let bytes = if quick { 16 << 20 } else { 1 << 30 };
-    let copy = gpu.copy_bandwidth_gbps(bytes, if quick { 3 } else { 20 })?;
-    println!(
-        "device: {} (sm_{}{}, {} SMs); copy bandwidth {copy:.0} GB/s (read + write, {} MiB d2d)",
-        p.name,
-        p.compute_capability.0,
-        p.compute_capability.1,
-        p.sm_count,
-        bytes >> 20
-    );
-    Ok(copy)
 }
 
 fn fail(e: gpuprims::Error) -> ! {

@@ -37,17 +37,7 @@ fn main() {
 }
 
 fn run(gpu: &Gpu, sizes: &[usize], quick: bool) -> gpuprims::Result<()> {
-    let p = gpu.props();
-    let copy_bytes = if quick { 16 << 20 } else { 1 << 30 };
-    let copy = gpu.copy_bandwidth_gbps(copy_bytes, if quick { 3 } else { 20 })?;
-    println!(
-        "device: {} (sm_{}{}, {} SMs); copy bandwidth {copy:.0} GB/s (read + write, {} MiB d2d)",
-        p.name,
-        p.compute_capability.0,
-        p.compute_capability.1,
-        p.sm_count,
-        copy_bytes >> 20
-    );
+    let copy = support::copy_bandwidth(gpu, quick)?;
     let mut failed = false;
     for &n in sizes {
         let x = support::tutorial_ints(n, n as u64);

@@ -81,12 +81,8 @@ impl Gpu {
         let module = ctx.load_module(Ptx::from_src(PTX))?;
         let reduce = ReduceInstance::ALL
             .iter()
-            .map(|inst| {
-                let fs = inst.names().map(|name| module.load_function(name));
-                let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
-                Ok(fs.try_into().expect("eight names give eight functions"))
-            })
-            .collect::<Result<Vec<[CudaFunction; 8]>>>()?;
+            .map(|inst| load_functions(&module, inst.names()))
+            .collect::<Result<Vec<_>>>()?;
         let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32);
         let props = DeviceProps {
             ordinal,
@@ -101,12 +97,8 @@ impl Gpu {
         let reduce_ticket = stream.alloc_zeros::<u32>(1)?;
         let conv1d = Conv1dType::ALL
             .iter()
-            .map(|ty| {
-                let fs = ty.names().map(|name| module.load_function(name));
-                let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
-                Ok(fs.try_into().expect("one function per step"))
-            })
-            .collect::<Result<Vec<[CudaFunction; Conv1dStep::ALL.len()]>>>()?;
+            .map(|ty| load_functions(&module, ty.names()))
+            .collect::<Result<Vec<_>>>()?;
         // The shared-memory steps hold the block's span plus taps − 1 samples: let them use more
         // than the default 48 KiB so every tap count the constant bank holds fits (92 KiB at most).
         let optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
@@ -197,6 +189,15 @@ pub(crate) struct ConstantBank {
     pub(crate) max_shared_bytes: u32,
     /// Id of the plan whose taps the bank holds (0: none).
     pub(crate) owner: Mutex<u64>,
+}
+
+/// Resolves a row of the kernel table: one function per name, in order.
+fn load_functions<const N: usize>(module: &Arc<CudaModule>, names: [&str; N]) -> Result<[CudaFunction; N]> {
+    let fs = names.map(|name| module.load_function(name));
+    let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
+    Ok(fs
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("N names give N functions")))
 }
 
 /// Fills every byte of `buf` with `byte`, ordered on `gpu`'s stream.
