@@ -1,17 +1,21 @@
-//! [`Gpu`]: one CUDA context, one stream, the kernel module loaded once and its function handles.
+//! [`Gpu`]: one CUDA context, one stream, the kernel module loaded once, the device's facts and the
+//! resources every family shares (the constant bank). Families keep their own state in
+//! [`crate::family`]'s registry, loaded on first use.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream};
+use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream};
 use cudarc::nvrtc::Ptx;
 
-use crate::abi::conv1d::{CONV1D_CONST_BYTES, Conv1dStep, max_constant_taps};
+use crate::bank::ConstantBank;
 use crate::error::{Error, Result};
-use crate::kernels::{Conv1dType, PTX, ReduceInstance};
+use crate::family::Families;
+use crate::kernels::PTX;
 
 /// Properties of the device a [`Gpu`] runs on, read once at creation.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeviceProps {
     pub ordinal: usize,
     pub name: String,
@@ -20,25 +24,24 @@ pub struct DeviceProps {
     pub sm_count: u32,
     pub max_threads_per_sm: u32,
     pub shared_mem_per_block: u32,
+    /// Dynamic shared memory a block may use after opting in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
+    pub shared_mem_per_block_optin: u32,
     pub l2_bytes: u32,
     pub total_mem: usize,
 }
 
-/// A handle on one CUDA device: context, stream, the gpuprims module (loaded once) and its kernels
-/// (looked up once, indexed without string lookups afterwards).
+/// A handle on one CUDA device: context, stream, the gpuprims module (loaded once), the device's
+/// properties and the shared constant-memory bank. Kernel families resolve their functions on
+/// first use and keep them here (no string lookups per launch).
 ///
 /// All work is issued on one stream, in order; results returned to the host are synchronized.
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    _module: Arc<CudaModule>,
-    reduce: Vec<[CudaFunction; 8]>,
-    /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
-    pub(crate) reduce_ticket: CudaSlice<u32>,
-    conv1d: Vec<[CudaFunction; Conv1dStep::ALL.len()]>,
-    /// The module's constant-memory tap bank.
-    pub(crate) conv1d_bank: ConstantBank,
+    module: Arc<CudaModule>,
     props: DeviceProps,
+    bank: ConstantBank,
+    families: Families,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -59,9 +62,9 @@ impl Gpu {
         Gpu::with_device(0)
     }
 
-    /// Opens device `ordinal`: creates its context and stream, loads the embedded PTX (the driver
-    /// JIT-compiles it for the device) and resolves every kernel. Returns [`Error::NoDevice`] —
-    /// never panics — when libcuda is missing, no device answers or `ordinal` is out of range.
+    /// Opens device `ordinal`: creates its context and stream and loads the embedded PTX (the
+    /// driver JIT-compiles it for the device). Returns [`Error::NoDevice`] — never panics — when
+    /// libcuda is missing, no device answers or `ordinal` is out of range.
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
         // SAFETY: probes for the shared library without calling into it.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -79,10 +82,6 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
         let module = ctx.load_module(Ptx::from_src(PTX))?;
-        let reduce = ReduceInstance::ALL
-            .iter()
-            .map(|inst| load_functions(&module, inst.names()))
-            .collect::<Result<Vec<_>>>()?;
         let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32);
         let props = DeviceProps {
             ordinal,
@@ -91,52 +90,18 @@ impl Gpu {
             sm_count: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
             shared_mem_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+            shared_mem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             total_mem: ctx.total_mem()?,
         };
-        let reduce_ticket = stream.alloc_zeros::<u32>(1)?;
-        let conv1d = Conv1dType::ALL
-            .iter()
-            .map(|ty| load_functions(&module, ty.names()))
-            .collect::<Result<Vec<_>>>()?;
-        // The shared-memory steps hold the block's span plus taps − 1 samples: let them use more
-        // than the default 48 KiB so every tap count the constant bank holds fits (92 KiB at most).
-        let optin = attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
-        for (ty, fs) in Conv1dType::ALL.iter().zip(&conv1d) {
-            let size = ty.elem_size();
-            for step in [Conv1dStep::SharedTile, Conv1dStep::RegisterBlockedShared] {
-                let need = step.shared_bytes(max_constant_taps(size) as u32, size);
-                fs[step.index()].set_attribute(
-                    cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    need.min(optin as usize) as i32,
-                )?;
-            }
-        }
-        let (ptr, bank_bytes) = {
-            let bank = module.get_global(crate::conv1d_taps_symbol!(), &stream)?;
-            let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&bank, &stream);
-            (ptr, bank.len())
-        };
-        if bank_bytes != CONV1D_CONST_BYTES {
-            return Err(Error::Unsupported {
-                variant: "conv1d constant bank",
-                reason: format!("{bank_bytes} bytes in the module, {CONV1D_CONST_BYTES} expected"),
-            });
-        }
-        let conv1d_bank = ConstantBank {
-            ptr,
-            max_shared_bytes: optin,
-            owner: Mutex::new(0),
-        };
+        let bank = ConstantBank::of(&module, &stream)?;
         Ok(Gpu {
             ctx,
             stream,
-            _module: module,
-            reduce,
-            reduce_ticket,
-            conv1d,
-            conv1d_bank,
+            module,
             props,
+            bank,
+            families: Families::default(),
         })
     }
 
@@ -167,37 +132,19 @@ impl Gpu {
         Ok(self.stream.synchronize()?)
     }
 
-    pub(crate) fn conv1d_kernel(&self, ty: Conv1dType, step: Conv1dStep) -> &CudaFunction {
-        &self.conv1d[ty as usize][step.index()]
+    /// The loaded gpuprims module (families resolve their kernels in it).
+    pub(crate) fn module(&self) -> &Arc<CudaModule> {
+        &self.module
     }
 
-    pub(crate) fn reduce_kernel(&self, inst: ReduceInstance, step: crate::abi::reduce::ReduceStep) -> &CudaFunction {
-        &self.reduce[inst as usize][step.index()]
+    /// The module's constant-memory bank, shared by every family.
+    pub(crate) fn bank(&self) -> &ConstantBank {
+        &self.bank
     }
-}
 
-/// The module's constant-memory tap bank, shared by every constant-taps launch of this handle.
-///
-/// The bank is one per module, so a launch must find *its* taps there. Plans upload their taps
-/// (a stream-ordered device-to-device copy) only when another plan wrote the bank since; the
-/// check, the copy and the launch happen under `owner`'s lock, and every launch of this handle
-/// goes to its one stream in that order, so each kernel reads the taps enqueued just before it.
-pub(crate) struct ConstantBank {
-    /// Device address of the bank (`CONV1D_CONST_BYTES` bytes).
-    pub(crate) ptr: cudarc::driver::sys::CUdeviceptr,
-    /// The device's opt-in limit of dynamic shared memory per block.
-    pub(crate) max_shared_bytes: u32,
-    /// Id of the plan whose taps the bank holds (0: none).
-    pub(crate) owner: Mutex<u64>,
-}
-
-/// Resolves a row of the kernel table: one function per name, in order.
-fn load_functions<const N: usize>(module: &Arc<CudaModule>, names: [&str; N]) -> Result<[CudaFunction; N]> {
-    let fs = names.map(|name| module.load_function(name));
-    let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
-    Ok(fs
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("N names give N functions")))
+    pub(crate) fn families(&self) -> &Families {
+        &self.families
+    }
 }
 
 /// Fills every byte of `buf` with `byte`, ordered on `gpu`'s stream.

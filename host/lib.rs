@@ -36,9 +36,11 @@
 pub mod abi;
 
 mod array;
+mod bank;
 mod border;
 pub mod cpu;
 mod error;
+mod family;
 mod gpu;
 pub mod kernels;
 pub mod ops;

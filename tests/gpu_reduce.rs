@@ -3,7 +3,7 @@
 //! device arrays, empty input and determinism.
 
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::kernels::HostReducer;
+use gpuprims::ops::reduce::HostReducer;
 use gpuprims::ops::reduce::ReduceLaunch;
 use gpuprims::{DeviceArray, Error, Gpu, ReduceElement, ReducePolicy, ReduceVariant};
 use libtest_mimic::{Failed, Trial};

@@ -2,7 +2,9 @@
 //! the variants that promise shared memory, shuffles or vector loads show them.
 
 use gpuprims::abi::conv1d::Conv1dStep;
-use gpuprims::kernels::{Conv1dType, PTX, ReduceInstance, launched_kernel_names, ptx_entries};
+use gpuprims::kernels::{PTX, launched_kernel_names, ptx_entries};
+use gpuprims::ops::conv1d::Conv1dType;
+use gpuprims::ops::reduce::ReduceInstance;
 use libtest_mimic::{Failed, Trial};
 
 /// The PTX body of entry `name` (up to the next entry).
@@ -26,7 +28,10 @@ pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("ptx::every_launched_kernel_is_an_entry", || {
             let entries = ptx_entries(PTX);
-            let missing: Vec<_> = launched_kernel_names().filter(|n| !entries.contains(n)).collect();
+            let missing: Vec<_> = launched_kernel_names()
+                .into_iter()
+                .filter(|n| !entries.contains(n))
+                .collect();
             if missing.is_empty() {
                 Ok(())
             } else {

@@ -34,18 +34,83 @@
 //! blocking with taps read from global memory. A 0-dimensional input: [`Error::InvalidArgument`].
 //! An empty signal (or batch) gives an empty result.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
-use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::{Array, ArrayBase, Data, Dimension};
 
 use crate::abi::conv1d::{CONV1D_BLOCK, Conv1dArgs, Conv1dStep, max_constant_taps};
 use crate::array::DeviceArray;
+use crate::bank::BankContent;
 use crate::border::Border;
 use crate::cpu::conv1d::Real;
 use crate::error::{Error, Result};
+use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::Conv1dType;
+
+macro_rules! conv1d_table {
+    ($($t:ident),* $(,)?) => {
+        /// Element type of a 1D filter kernel, in contract order.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Conv1dType {
+            $($t),*
+        }
+
+        impl Conv1dType {
+            /// Every type, in contract order (`ty as usize` indexes this).
+            pub const ALL: &'static [Conv1dType] = &[$(Conv1dType::$t),*];
+
+            /// Size in bytes of one element.
+            pub const fn elem_size(self) -> usize {
+                match self {
+                    $(Conv1dType::$t => core::mem::size_of::<$t>()),*
+                }
+            }
+
+            /// The type's kernel symbols, in `Conv1dStep::ALL` order.
+            pub const fn names(self) -> [&'static str; Conv1dStep::ALL.len()] {
+                match self {
+                    $(Conv1dType::$t => crate::conv1d_kernel_names!($t)),*
+                }
+            }
+        }
+    };
+}
+
+crate::for_each_conv1d_type!(conv1d_table);
+
+// SAFETY: `repr(C)` with explicit padding, for the filter element types (f32, f64); the layout is
+// the contract both sides compile.
+unsafe impl<T: Conv1dElement> DeviceRepr for Conv1dArgs<T> {}
+
+/// The 1D filter family's state on one `Gpu`: each element type's kernels, in `Conv1dStep` order.
+pub(crate) struct Conv1dKernels {
+    functions: Vec<[CudaFunction; Conv1dStep::ALL.len()]>,
+}
+
+impl Family for Conv1dKernels {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        let functions = crate::kernels::load_table(gpu.module(), Conv1dType::ALL, Conv1dType::names)?;
+        // The shared-memory steps hold the block's span plus taps − 1 samples: let them use more
+        // than the default 48 KiB so every tap count the constant bank holds fits (92 KiB at most).
+        let optin = gpu.props().shared_mem_per_block_optin as usize;
+        for (ty, fs) in Conv1dType::ALL.iter().zip(&functions) {
+            let size = ty.elem_size();
+            for step in [Conv1dStep::SharedTile, Conv1dStep::RegisterBlockedShared] {
+                let need = step.shared_bytes(max_constant_taps(size) as u32, size);
+                fs[step.index()].set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    need.min(optin) as i32,
+                )?;
+            }
+        }
+        Ok(Conv1dKernels { functions })
+    }
+
+    fn kernel_names() -> Vec<&'static str> {
+        Conv1dType::ALL.iter().flat_map(|t| t.names()).collect()
+    }
+}
 
 /// Which rung of the 1D filter ladder runs (see the table in `kernels-gpu/src/conv1d.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -212,9 +277,6 @@ impl<T: Real> Filter1d<T> {
     }
 }
 
-/// Source of unique plan ids (0 means "no plan" in the constant bank's owner).
-static NEXT_PLAN_ID: AtomicU64 = AtomicU64::new(1);
-
 /// A prepared 1D filter launch for `rows` signals of `n` samples: kernel, grid, launch arguments
 /// and the taps on the device. Reusable across inputs of that shape (the examples and the bench
 /// time [`Conv1dPlan::enqueue`] alone).
@@ -223,7 +285,8 @@ pub struct Conv1dPlan<T: Conv1dElement> {
     args: Conv1dArgs<T>,
     cfg: LaunchConfig,
     taps: CudaSlice<T>,
-    id: u64,
+    /// The taps' identity in the constant bank.
+    content: BankContent,
 }
 
 impl<T: Conv1dElement> Conv1dPlan<T> {
@@ -246,7 +309,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
         let taps = filter.taps.len();
         let step = variant.step(taps, size, rows.saturating_mul(n))?;
         let shared = step.shared_bytes(taps as u32, size);
-        let max_shared = gpu.conv1d_bank.max_shared_bytes as usize;
+        let max_shared = gpu.props().shared_mem_per_block_optin as usize;
         if shared > max_shared {
             return Err(Error::TooManyTaps {
                 taps,
@@ -287,7 +350,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
             args,
             cfg,
             taps: gpu.stream().clone_htod(&filter.taps)?,
-            id: NEXT_PLAN_ID.fetch_add(1, Ordering::Relaxed),
+            content: BankContent::fresh(),
         })
     }
 
@@ -302,8 +365,8 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
     }
 
     /// Enqueues the filter from `x` into `y` (their first `rows · n` elements, C order).
-    /// Asynchronous. Constant-taps kernels first get this plan's taps into the constant bank if
-    /// another plan wrote it since (see `ConstantBank`).
+    /// Asynchronous. Constant-taps kernels first get this plan's taps into the module's constant
+    /// bank if other content was written there since (see `host/bank.rs`).
     pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let total = (self.args.rows * self.args.n) as usize;
         for (name, len) in [("x", x.len()), ("y", y.len())] {
@@ -325,30 +388,29 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
                 });
             }
         }
-        let bank = &gpu.conv1d_bank;
-        // Held through the launch so no other plan's taps land in the bank in between.
-        let mut owner = bank.owner.lock().unwrap_or_else(|e| e.into_inner());
-        if self.step.uses_constant_taps() && *owner != self.id {
-            let (src, _sync) = self.taps.device_ptr(stream);
-            // SAFETY: the bank holds CONV1D_CONST_BYTES ≥ taps bytes (checked in `new`); the
-            // source is this plan's live taps buffer; both are ordered on this stream.
-            unsafe {
-                cudarc::driver::result::memcpy_dtod_async(bank.ptr, src, self.taps.num_bytes(), stream.cu_stream())
-            }?;
-            *owner = self.id;
+        let func = &gpu.family::<Conv1dKernels>()?.functions[T::TYPE as usize][self.step.index()];
+        let launch = || -> Result<()> {
+            let mut launch = stream.launch_builder(func);
+            launch.arg(x).arg(y).arg(&self.taps).arg(&self.args);
+            // SAFETY: the arguments match `(x: *const T, y: *mut T, taps: *const T, args:
+            // Conv1dArgs<T>)` of every `gpuprims_conv1d_*` entry; x and y hold rows · n elements
+            // (checked above) and are 16-byte aligned for the register-blocked kernels; `taps`
+            // holds `args.taps` elements and, for the constant steps, the bank holds them (below);
+            // the grid covers every output and the shared tile's dynamic memory comes from the
+            // same `Conv1dStep::shared_bytes` the kernel assumes.
+            unsafe { launch.launch(self.cfg) }?;
+            Ok(())
+        };
+        if !self.step.uses_constant_taps() {
+            return launch();
         }
-        let func = gpu.conv1d_kernel(T::TYPE, self.step);
-        let mut launch = stream.launch_builder(func);
-        launch.arg(x).arg(y).arg(&self.taps).arg(&self.args);
-        // SAFETY: the arguments match `(x: *const T, y: *mut T, taps: *const T, args:
-        // Conv1dArgs<T>)` of every `gpuprims_conv1d_*` entry; x and y hold rows · n elements
-        // (checked above) and are 16-byte aligned for the register-blocked kernels; `taps` holds
-        // `args.taps` elements and, for the constant steps, the bank holds them (above); the grid
-        // covers every output and the shared tile's dynamic memory comes from the same
-        // `Conv1dStep::shared_bytes` the kernel assumes.
-        unsafe { launch.launch(self.cfg) }?;
-        drop(owner);
-        Ok(())
+        let (src, _sync) = self.taps.device_ptr(stream);
+        // SAFETY: `src` is this plan's taps buffer (`num_bytes` bytes, within the bank: checked in
+        // `new`), alive and unchanged as long as the plan.
+        unsafe {
+            gpu.bank()
+                .with_content(gpu, self.content, src, self.taps.num_bytes(), launch)
+        }
     }
 }
 

@@ -16,14 +16,83 @@
 //! if any element is NaN (numpy's `min`/`max`, not `fmin`/`fmax`). The same input gives the same
 //! bits on every run and every variant ordering is fixed (no float atomics).
 
-use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::abi::reduce::{Max, MeanVar, Min, Sum, SumSq};
 use crate::abi::reduce::{Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, W128};
 use crate::array::DeviceInput;
 use crate::error::{Error, Result};
+use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::HostReducer;
+
+macro_rules! reduce_table {
+    ($($inst:ident => $r:ty),* $(,)?) => {
+        /// One reduction kernel instance (reducer × input type), in contract order.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum ReduceInstance {
+            $($inst),*
+        }
+
+        impl ReduceInstance {
+            /// Every instance, in contract order (`inst as usize` indexes this).
+            pub const ALL: &'static [ReduceInstance] = &[$(ReduceInstance::$inst),*];
+
+            /// The instance's eight kernel symbols, in ladder order.
+            pub const fn names(self) -> [&'static str; 8] {
+                match self {
+                    $(ReduceInstance::$inst => crate::reduce_kernel_names!($inst)),*
+                }
+            }
+        }
+
+        $(impl HostReducer for $r {
+            const INSTANCE: ReduceInstance = ReduceInstance::$inst;
+        })*
+    };
+}
+
+crate::for_each_reduce_instance!(reduce_table);
+
+/// A reducer the host can launch: its contract instance and a device-copyable accumulator.
+pub trait HostReducer: Reducer<In: cudarc::driver::DeviceRepr, Acc: cudarc::driver::DeviceRepr> {
+    /// The kernel instance (index into the family's kernel table).
+    const INSTANCE: ReduceInstance;
+}
+
+// SAFETY: plain-old-data `repr(C)` types of integer/float fields with no padding-sensitive
+// invariants; their layout is the contract both sides compile.
+unsafe impl cudarc::driver::DeviceRepr for ReduceArgs {}
+// SAFETY: as above.
+unsafe impl cudarc::driver::DeviceRepr for W128 {}
+// SAFETY: as above; `Moments` of device-representable fields.
+unsafe impl<S: cudarc::driver::DeviceRepr, Q: cudarc::driver::DeviceRepr> cudarc::driver::DeviceRepr for Moments<S, Q> {}
+
+/// The reduction family's state on one `Gpu`: every instance's eight kernels and step 8's ticket.
+pub(crate) struct ReduceKernels {
+    functions: Vec<[CudaFunction; 8]>,
+    /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
+    ticket: CudaSlice<u32>,
+}
+
+impl Family for ReduceKernels {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        Ok(ReduceKernels {
+            functions: crate::kernels::load_table(gpu.module(), ReduceInstance::ALL, ReduceInstance::names)?,
+            ticket: gpu.stream().alloc_zeros::<u32>(1)?,
+        })
+    }
+
+    fn kernel_names() -> Vec<&'static str> {
+        ReduceInstance::ALL.iter().flat_map(|i| i.names()).collect()
+    }
+}
+
+impl ReduceKernels {
+    fn function(&self, inst: ReduceInstance, step: ReduceStep) -> &CudaFunction {
+        &self.functions[inst as usize][step.index()]
+    }
+}
 
 /// Which rung of the reduction ladder runs. Steps 1–7 are the classic tutorial's (corrected:
 /// initialized shared memory, explicit warp synchronization, 128-bit integer accumulators); their
@@ -156,7 +225,8 @@ impl<R: HostReducer> ReduceLaunch<R> {
                 let per_sm = match policy.blocks_per_sm {
                     Some(b) => b,
                     None => gpu
-                        .reduce_kernel(R::INSTANCE, step)
+                        .family::<ReduceKernels>()?
+                        .function(R::INSTANCE, step)
                         .occupancy_max_active_blocks_per_multiprocessor(step.block(), shared as usize, None)?,
                 };
                 let resident = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
@@ -203,9 +273,9 @@ impl<R: HostReducer> ReduceLaunch<R> {
             }
         }
         let args = ReduceArgs { n: self.n as u64 };
-        let func = gpu.reduce_kernel(R::INSTANCE, self.step);
-        let mut launch = gpu.stream().launch_builder(func);
-        launch.arg(input).arg(&args).arg(&self.partials).arg(&gpu.reduce_ticket);
+        let kernels = gpu.family::<ReduceKernels>()?;
+        let mut launch = gpu.stream().launch_builder(kernels.function(R::INSTANCE, self.step));
+        launch.arg(input).arg(&args).arg(&self.partials).arg(&kernels.ticket);
         // SAFETY: the argument list matches `(input: *const In, args: ReduceArgs, partials: *mut
         // Acc, ticket: *mut u32)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1
         // elements (checked above) and is 16-byte aligned for step 8; `partials` holds

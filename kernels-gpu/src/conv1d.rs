@@ -15,12 +15,8 @@
 //! by the tap), so non-finite taps propagate to every output as in scipy and PyTorch.
 //! Accumulation is `fma` in the element type.
 
-use crate::abi::conv1d::{
-    BorderMode, CONV1D_BLOCK, CONV1D_CONST_BYTES, Conv1dArgs, border_index, register_block_outputs,
-};
+use crate::abi::conv1d::{BorderMode, CONV1D_BLOCK, Conv1dArgs, border_index, register_block_outputs};
 use crate::device::*;
-
-crate::declare_constant!(crate::conv1d_taps_symbol!(), crate::conv1d_const_bytes!());
 
 /// A filter element type (f32, f64): arithmetic, loads and 16-byte packing.
 pub trait Sample: Vec16 {
@@ -62,7 +58,7 @@ impl Sample for f32 {
     }
     #[inline(always)]
     fn constant_tap(k: u32) -> f32 {
-        f32::from_bits(crate::load_constant!(crate::conv1d_taps_symbol!(), 4 * k as u64, u32))
+        f32::from_bits(bank_u32(4 * k as u64))
     }
     #[inline(always)]
     fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
@@ -96,7 +92,7 @@ impl Sample for f64 {
     }
     #[inline(always)]
     fn constant_tap(k: u32) -> f64 {
-        f64::from_bits(crate::load_constant!(crate::conv1d_taps_symbol!(), 8 * k as u64, u64))
+        f64::from_bits(bank_u64(8 * k as u64))
     }
     #[inline(always)]
     fn pack(mut lane: impl FnMut(usize) -> f64) -> [u32; 4] {
@@ -126,7 +122,7 @@ impl<T: Sample> Taps<T> for GlobalTaps<T> {
     }
 }
 
-/// Taps in the module's constant bank, filled by the host before the launch. The whole warp reads
+/// Taps at offset 0 of the module's constant bank, filled by the host before the launch. The whole warp reads
 /// the same tap at once: one constant-cache broadcast instead of 32 loads.
 #[derive(Clone, Copy)]
 pub struct ConstantTaps;
@@ -134,7 +130,6 @@ pub struct ConstantTaps;
 impl<T: Sample> Taps<T> for ConstantTaps {
     #[inline(always)]
     fn get(&self, k: u32) -> T {
-        debug_assert!((k as usize + 1) * core::mem::size_of::<T>() <= CONV1D_CONST_BYTES);
         T::constant_tap(k)
     }
 }

@@ -1,5 +1,6 @@
 //! 1D filter contract: launch arguments, border modes and their index mapping, the ladder's
-//! geometry, the constant-memory tap bank and the kernel symbol names.
+//! geometry and the kernel symbol names. Constant-taps kernels read their taps from offset 0 of the
+//! module's constant bank (`abi::CONSTANT_BANK_BYTES`).
 //!
 //! A 1D filter here is a *correlation* along the last axis of a C-order array of `rows` signals of
 //! `n` samples each:
@@ -14,18 +15,7 @@
 /// Threads per block of every 1D filter kernel.
 pub const CONV1D_BLOCK: u32 = 256;
 
-/// Size in bytes of the constant-memory tap bank, as a literal (the device declares the `.const`
-/// array with it).
-#[macro_export]
-macro_rules! conv1d_const_bytes {
-    () => {
-        65536
-    };
-}
-
-/// Size in bytes of the constant-memory tap bank (`.const` symbol [`conv1d_taps_symbol!`]):
-/// the 64 KiB a module may declare, so 8192 f64 or 16384 f32 taps.
-pub const CONV1D_CONST_BYTES: usize = conv1d_const_bytes!();
+use super::CONSTANT_BANK_BYTES;
 
 /// Bytes of output each thread of the register-blocked variant produces: two 16-byte vectors
 /// (4 f64 or 8 f32 outputs per thread).
@@ -36,9 +26,10 @@ pub const fn register_block_outputs(elem_size: usize) -> u64 {
     (REGISTER_BLOCK_BYTES / elem_size) as u64
 }
 
-/// Most taps the constant bank holds for an element of `elem_size` bytes.
+/// Most taps the constant bank holds for an element of `elem_size` bytes (the whole 64 KiB bank:
+/// 8192 f64 or 16384 f32 taps, from offset 0).
 pub const fn max_constant_taps(elem_size: usize) -> usize {
-    CONV1D_CONST_BYTES / elem_size
+    CONSTANT_BANK_BYTES / elem_size
 }
 
 /// How a row is extended past its ends (device form; `Zero` is `Constant` with value 0).
@@ -200,14 +191,6 @@ impl Conv1dStep {
             _ => 0,
         }
     }
-}
-
-/// Name of the constant-memory tap bank symbol.
-#[macro_export]
-macro_rules! conv1d_taps_symbol {
-    () => {
-        "gpuprims_conv1d_taps"
-    };
 }
 
 /// Symbol of one 1D filter kernel: `gpuprims_conv1d_<type>_<step>`.

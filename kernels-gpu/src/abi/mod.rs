@@ -15,3 +15,24 @@ macro_rules! kernel_prefix {
         "gpuprims_"
     };
 }
+
+/// Size in bytes of the module's one constant-memory bank, as a literal (the device declares the
+/// `.const` array with it): the 64 KiB a module may declare.
+#[macro_export]
+macro_rules! constant_bank_bytes {
+    () => {
+        65536
+    };
+}
+
+/// Size in bytes of the constant-memory bank (`constant_bank_symbol!`). Every family that reads
+/// constant memory reads this one bank; the host's `ConstantBank` owns it (one content at a time).
+pub const CONSTANT_BANK_BYTES: usize = constant_bank_bytes!();
+
+/// Name of the module's constant-memory bank symbol.
+#[macro_export]
+macro_rules! constant_bank_symbol {
+    () => {
+        "gpuprims_constant_bank"
+    };
+}

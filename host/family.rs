@@ -1,0 +1,67 @@
+//! Kernel families and their registry.
+//!
+//! A family (reductions, 1D filters, window statistics, …) keeps its per-[`Gpu`] state — its
+//! function table, and resources that outlive a launch — in one type implementing [`Family`]. The
+//! registry below lists every family once; [`Gpu`] holds one lazily filled slot per entry and
+//! knows nothing else about families. Adding a family is its own files plus one line here.
+
+use std::sync::OnceLock;
+
+use crate::error::Result;
+use crate::gpu::Gpu;
+
+/// A kernel family's per-`Gpu` state.
+pub(crate) trait Family: Sized + Send + Sync + 'static {
+    /// Resolves the family's kernels in `gpu`'s module and creates its resources. Called once per
+    /// `Gpu`, on the family's first use.
+    fn load(gpu: &Gpu) -> Result<Self>;
+    /// Every kernel symbol the family may launch (the PTX test checks each is an `.entry`).
+    fn kernel_names() -> Vec<&'static str>;
+}
+
+/// A family with a slot in [`Families`] (implemented by the registry macro).
+pub(crate) trait Registered: Family {
+    fn slot(families: &Families) -> &OnceLock<Self>;
+}
+
+macro_rules! registry {
+    ($($field:ident: $family:ty),* $(,)?) => {
+        /// One lazily loaded state per registered family.
+        #[derive(Default)]
+        pub(crate) struct Families {
+            $($field: OnceLock<$family>,)*
+        }
+
+        $(impl Registered for $family {
+            fn slot(families: &Families) -> &OnceLock<Self> {
+                &families.$field
+            }
+        })*
+
+        /// Every kernel symbol the host may launch, over all families.
+        pub fn launched_kernel_names() -> Vec<&'static str> {
+            let mut names = Vec::new();
+            $(names.extend(<$family as Family>::kernel_names());)*
+            names
+        }
+    };
+}
+
+// The registry: one line per family.
+registry! {
+    reduce: crate::ops::reduce::ReduceKernels,
+    conv1d: crate::ops::conv1d::Conv1dKernels,
+}
+
+impl Gpu {
+    /// The state of family `F`, loaded on first use (an atomic load afterwards). Two threads
+    /// racing on the first use may both load; one result is kept.
+    pub(crate) fn family<F: Registered>(&self) -> Result<&F> {
+        let slot = F::slot(self.families());
+        if let Some(state) = slot.get() {
+            return Ok(state);
+        }
+        let state = F::load(self)?;
+        Ok(slot.get_or_init(|| state))
+    }
+}
