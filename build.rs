@@ -64,8 +64,51 @@ fn main() {
     if !text.contains(".entry") {
         fail(&format!("{} holds no kernel entry", ptx.display()));
     }
+    let text = apply_launch_bounds(&text).unwrap_or_else(|e| fail(&e));
     fs::write(out_dir.join("gpuprims_kernels.ptx"), text).unwrap_or_else(|e| fail(&format!("writing PTX: {e}")));
     println!("cargo:rustc-env=GPUPRIMS_PTX_ARCH={arch}");
+}
+
+/// Turns each `// gpuprims:launch_bounds SYMBOL THREADS MIN_BLOCKS` line the kernels emit
+/// (`launch_bounds!` in kernels-gpu/src/device) into `.maxntid THREADS, 1, 1` and
+/// `.minnctapersm MIN_BLOCKS` on entry SYMBOL, placed between its parameter list and its body as
+/// PTX requires. A marker that names no entry is an error.
+fn apply_launch_bounds(ptx: &str) -> Result<String, String> {
+    let mut bounds = std::collections::HashMap::new();
+    for line in ptx.lines() {
+        if let Some(rest) = line.trim().strip_prefix("// gpuprims:launch_bounds ") {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let [symbol, threads, blocks] = f[..] else {
+                return Err(format!("malformed launch-bounds marker: {line:?}"));
+            };
+            bounds.insert(symbol.to_string(), (threads.to_string(), blocks.to_string()));
+        }
+    }
+    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+    let mut pending: Option<&(String, String)> = None;
+    let mut applied = 0;
+    for line in ptx.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
+            let name = rest.split(['(', ' ']).next().unwrap_or("");
+            pending = bounds.get(name);
+        }
+        if line.trim() == "{" {
+            if let Some((threads, blocks)) = pending.take() {
+                out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+                applied += 1;
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    if applied != bounds.len() {
+        return Err(format!(
+            "{} launch-bounds markers but {applied} entries matched: {:?}",
+            bounds.len(),
+            bounds.keys().collect::<Vec<_>>()
+        ));
+    }
+    Ok(out)
 }
 
 /// Removes what the outer cargo/rustup set for *this* build, so the nested build picks the

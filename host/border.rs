@@ -1,6 +1,6 @@
 //! [`Border`]: how every filter family extends a signal or image past its edges.
 
-use crate::abi::conv1d::BorderMode;
+use crate::abi::border::BorderMode;
 
 /// How a filter reads samples outside the signal (or image), named after and matching
 /// `scipy.ndimage`'s `mode`. Shown for a row `a b c d`, three samples each side:

@@ -2,7 +2,7 @@
 //! scipy.ndimage's own outputs (tests/data/scipy_conv1d.txt), and the CPU baselines.
 
 use gpuprims::Border;
-use gpuprims::abi::conv1d::border_index;
+use gpuprims::abi::border::border_index;
 use gpuprims::cpu::conv1d as cpu;
 use libtest_mimic::Trial;
 use rand::Rng;

@@ -1,7 +1,7 @@
 //! Reference 1D filters (correlation along the last axis, see [`crate::ops::conv1d`]).
 //!
 //! - [`extended_index`]: the border modes by explicit reflection, one edge at a time — written
-//!   independently of the kernels' closed form (`abi::conv1d::border_index`) so each checks the
+//!   independently of the kernels' closed form (`abi::border::border_index`) so each checks the
 //!   other.
 //! - [`oracle`]: one output in f64 with its error scale `Σ|t·x|`, the tests' yardstick.
 //! - [`correlate`] / [`par_correlate`]: serial and rayon baselines in the element type, with an

@@ -15,7 +15,8 @@
 //! by the tap), so non-finite taps propagate to every output as in scipy and PyTorch.
 //! Accumulation is `fma` in the element type.
 
-use crate::abi::conv1d::{BorderMode, CONV1D_BLOCK, Conv1dArgs, border_index, register_block_outputs};
+use crate::abi::border::{BorderMode, border_index};
+use crate::abi::conv1d::{CONV1D_BLOCK, Conv1dArgs, register_block_outputs};
 use crate::device::*;
 
 /// A filter element type (f32, f64): arithmetic, loads and 16-byte packing.
@@ -354,21 +355,6 @@ pub unsafe fn register_blocked_shared<T: Sample, const P: usize>(x: *const T, y:
     }
 }
 
-/// Runs `$body` with `$i` bound to each constant `0 .. $n` (`$n ≤ 8`), fully unrolled, so arrays
-/// indexed by `$i` stay in registers (LLVM declines to fully unroll the nested 8 × 8 loops of the
-/// f32 window on its own and would put the window in local memory).
-macro_rules! unroll_upto_8 {
-    ($n:expr, |$i:ident| $body:block) => {
-        unroll_upto_8!(@ $n, $i, $body, 0 1 2 3 4 5 6 7)
-    };
-    (@ $n:expr, $i:ident, $body:block, $($k:literal)*) => {
-        $(if $k < $n {
-            let $i: usize = $k;
-            $body
-        })*
-    };
-}
-
 /// The sliding register window: `P` outputs from their `core` samples, `after(d)` = the sample
 /// `d` past the core and `before(d)` = the sample `d` before it. The window slides right over the
 /// taps right of the anchor, then, restarting from the core, left over the taps left of it.
@@ -405,15 +391,15 @@ fn sweep_right<T: Sample, const P: usize, const GROUPED: bool>(
     let mut e = 0;
     while GROUPED && e + p <= right + 1 {
         let mut next = [T::ZERO; P]; // samples e + P .. e + 2P
-        unroll_upto_8!(P - 1, |k| {
+        crate::unroll!(P - 1, |k| {
             next[k] = after(e + k as u32);
         });
         if e + p <= right {
             next[P - 1] = after(e + p - 1);
         }
-        unroll_upto_8!(P, |c| {
+        crate::unroll!(P, |c| {
             let t = taps.get(a.anchor + e + c as u32);
-            unroll_upto_8!(P, |j| {
+            crate::unroll!(P, |j| {
                 let r = j + c;
                 acc[j] = T::fma(t, if r < P { w[r] } else { next[r - P] }, acc[j]);
             });
@@ -449,12 +435,12 @@ fn sweep_left<T: Sample, const P: usize, const GROUPED: bool>(
     let mut s = 1;
     while GROUPED && s + p - 1 <= a.anchor {
         let mut prev = [T::ZERO; P]; // prev[k] = sample −s − k
-        unroll_upto_8!(P, |k| {
+        crate::unroll!(P, |k| {
             prev[k] = before(s + k as u32);
         });
-        unroll_upto_8!(P, |c| {
+        crate::unroll!(P, |c| {
             let t = taps.get(a.anchor - s - c as u32);
-            unroll_upto_8!(P, |j| {
+            crate::unroll!(P, |j| {
                 let v = if j > c { w[j - c - 1] } else { prev[c - j] };
                 acc[j] = T::fma(t, v, acc[j]);
             });

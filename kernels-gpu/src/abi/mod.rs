@@ -5,8 +5,10 @@
 //! crate (`#[path]`-included as `gpuprims::abi`). Everything here is plain `core` Rust with no
 //! device intrinsics, so one definition serves both sides and they cannot drift apart.
 
+pub mod border;
 pub mod conv1d;
 pub mod reduce;
+pub mod window;
 
 /// Prefix of every exported kernel symbol.
 #[macro_export]

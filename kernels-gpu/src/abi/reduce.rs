@@ -165,6 +165,63 @@ impl W128 {
         }
     }
 
+    /// Wrapping 128-bit subtraction.
+    #[inline(always)]
+    pub const fn wrapping_sub(self, o: W128) -> W128 {
+        let (lo, borrow) = self.lo.overflowing_sub(o.lo);
+        W128 {
+            lo,
+            hi: self.hi.wrapping_sub(o.hi).wrapping_sub(borrow as u64),
+        }
+    }
+
+    /// The full 128-bit product of two 64-bit values (`mul.lo` and `mul.hi` on the device).
+    #[inline(always)]
+    pub const fn mul_wide(a: u64, b: u64) -> W128 {
+        let p = a as u128 * b as u128;
+        W128 {
+            lo: p as u64,
+            hi: (p >> 64) as u64,
+        }
+    }
+
+    /// `self · k` modulo 2^128.
+    #[inline(always)]
+    pub const fn wrapping_mul_u64(self, k: u64) -> W128 {
+        let low = W128::mul_wide(self.lo, k);
+        W128 {
+            lo: low.lo,
+            hi: low.hi.wrapping_add(self.hi.wrapping_mul(k)),
+        }
+    }
+
+    /// Whether the two's-complement value is negative.
+    #[inline(always)]
+    pub const fn is_negative(self) -> bool {
+        (self.hi as i64) < 0
+    }
+
+    /// The unsigned value as f64: exact below 2^53, otherwise within about one ulp (the high and
+    /// low words are converted and added, two roundings).
+    #[inline(always)]
+    pub fn to_f64_unsigned(self) -> f64 {
+        if self.hi == 0 {
+            self.lo as f64
+        } else {
+            self.hi as f64 * 18446744073709551616.0 + self.lo as f64
+        }
+    }
+
+    /// The two's-complement value as f64 (see [`W128::to_f64_unsigned`]).
+    #[inline(always)]
+    pub fn to_f64_signed(self) -> f64 {
+        if self.is_negative() {
+            -W128::ZERO.wrapping_sub(self).to_f64_unsigned()
+        } else {
+            self.to_f64_unsigned()
+        }
+    }
+
     /// The value as `i128` (two's complement).
     pub const fn to_i128(self) -> i128 {
         ((self.hi as u128) << 64 | self.lo as u128) as i128

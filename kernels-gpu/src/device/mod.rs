@@ -10,3 +10,40 @@ pub use bank::*;
 pub use memory::*;
 pub use thread::*;
 pub use warp::*;
+
+/// Runs `$body` with `$i` bound to each constant `0 .. $n` (`$n ≤ 16`, a constant), fully
+/// unrolled, so register arrays indexed by `$i` stay in registers. LLVM declines to fully unroll
+/// some loops on its own (nested loops, large bodies) and would then put the arrays in local
+/// memory; `tests/ptx.rs` checks that no kernel has a stack frame.
+#[macro_export]
+macro_rules! unroll {
+    ($n:expr, |$i:ident| $body:block) => {
+        $crate::unroll!(@ $n, $i, $body, 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
+    };
+    (@ $n:expr, $i:ident, $body:block, $($k:literal)*) => {
+        const { assert!($n <= 16) };
+        $(if $k < $n {
+            let $i: usize = $k;
+            $body
+        })*
+    };
+}
+
+/// Declares launch bounds for the kernel entry `$symbol`: at most `$threads` threads per block and
+/// at least `$min_blocks` resident blocks per SM, so ptxas caps the registers per thread at what
+/// that occupancy allows (CUDA C's `__launch_bounds__`). Rust has no attribute for it: this emits
+/// a PTX comment that build.rs turns into the entry's `.maxntid` / `.minnctapersm` directives
+/// (the build fails if the symbol names no entry). `tests/ptx.rs` checks the directives are there.
+#[macro_export]
+macro_rules! launch_bounds {
+    ($symbol:expr, $threads:literal, $min_blocks:literal) => {
+        core::arch::global_asm!(concat!(
+            "// gpuprims:launch_bounds ",
+            $symbol,
+            " ",
+            $threads,
+            " ",
+            $min_blocks
+        ));
+    };
+}

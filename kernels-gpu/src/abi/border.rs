@@ -1,0 +1,61 @@
+//! Border modes, shared by every filter family: how a row (or a column) is extended past its
+//! ends, and the closed-form index mapping the kernels use. The host's `Border` maps onto these.
+
+/// How a row is extended past its ends (device form; `Zero` is `Constant` with value 0).
+/// Names and semantics are scipy.ndimage's, for a row `a b c d`:
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BorderMode {
+    /// `k k k | a b c d | k k k` (the launch's `cval`).
+    Constant = 0,
+    /// `a a a | a b c d | d d d` (scipy "nearest").
+    Replicate = 1,
+    /// `c b a | a b c d | d c b` (scipy "reflect": the edge sample repeats).
+    Reflect = 2,
+    /// `d c b | a b c d | c b a` (scipy "mirror": the edge sample does not repeat).
+    Mirror = 3,
+    /// `b c d | a b c d | a b c` (scipy "wrap": periodic).
+    Wrap = 4,
+}
+
+impl BorderMode {
+    /// The mode from its `u32` launch code; unknown codes read as `Constant`.
+    pub const fn from_code(code: u32) -> BorderMode {
+        match code {
+            1 => BorderMode::Replicate,
+            2 => BorderMode::Reflect,
+            3 => BorderMode::Mirror,
+            4 => BorderMode::Wrap,
+            _ => BorderMode::Constant,
+        }
+    }
+}
+
+/// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended by
+/// `mode`; `None` where the extension is the constant. Closed form (one Euclidean remainder), so
+/// positions many periods away — filters longer than the signal — cost the same as near ones.
+#[inline(always)]
+pub const fn border_index(i: i64, n: i64, mode: BorderMode) -> Option<i64> {
+    if 0 <= i && i < n {
+        return Some(i);
+    }
+    match mode {
+        BorderMode::Constant => None,
+        BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+        BorderMode::Reflect => {
+            // period 2n: a b c d d c b a
+            let m = i.rem_euclid(2 * n);
+            Some(if m < n { m } else { 2 * n - 1 - m })
+        }
+        BorderMode::Mirror => {
+            if n == 1 {
+                return Some(0);
+            }
+            // period 2n − 2: a b c d c b
+            let m = i.rem_euclid(2 * n - 2);
+            Some(if m < n { m } else { 2 * n - 2 - m })
+        }
+        BorderMode::Wrap => Some(i.rem_euclid(n)),
+    }
+}
+

@@ -1,0 +1,464 @@
+//! Sliding-window statistics contract: the exact accumulators of each input type, launch
+//! arguments, the running-sum tile geometry and the kernel symbol names.
+//!
+//! A window statistic is, for every sample `i` of a row of `n` samples,
+//!
+//! ```text
+//! sum[i]   = Σ_{k < w} x̃[i − anchor + k]        sumsq[i] = Σ_{k < w} x̃[i − anchor + k]²
+//! ```
+//!
+//! with `anchor = w / 2` (scipy's `uniform_filter1d` centring) and `x̃` the row extended by the
+//! border mode; 2D boxes apply the same along both of the last two axes (a position outside the
+//! plane in either axis reads the border's value).
+
+use super::reduce::W128;
+
+/// Threads per block of the row kernels and the column pass.
+pub const WINDOW_BLOCK: u32 = 256;
+/// Warps per block of the row kernels.
+pub const WINDOW_WARPS: u32 = WINDOW_BLOCK / 32;
+/// Threads per block of the fused 2D kernel.
+pub const FUSED_BLOCK: u32 = 128;
+
+/// A sum and a sum of squares carried together (scans move both at once).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sums<S, Q> {
+    pub s: S,
+    pub q: Q,
+}
+
+/// One element of a segmented scan: a value, and whether a segment starts inside what it covers
+/// (the running sums of floats restart at every window-aligned position).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Seg<V> {
+    pub value: V,
+    pub reset: u32,
+}
+
+/// Accumulator arithmetic. Integers wrap: a difference of two running sums is then exact
+/// (modulo 2^k, hence exactly) whenever the window's own value fits the type, however large the
+/// running sums grow. `f64` is IEEE arithmetic (the float path never subtracts).
+pub trait Acc: Copy {
+    const ZERO: Self;
+    fn plus(self, o: Self) -> Self;
+    fn minus(self, o: Self) -> Self;
+    /// `k` copies of `self` added up (a border row or column of constants).
+    fn times(self, k: u64) -> Self;
+    /// The value as f64 (exact for integers below 2^53, one or two roundings above).
+    fn to_f64(self) -> f64;
+    /// The value as a 128-bit two's-complement integer (integers only; floats truncate).
+    fn to_w128(self) -> W128;
+}
+
+macro_rules! int_acc {
+    ($($t:ty: $w:expr),*) => {$(
+        impl Acc for $t {
+            const ZERO: $t = 0;
+            #[inline(always)]
+            fn plus(self, o: $t) -> $t { self.wrapping_add(o) }
+            #[inline(always)]
+            fn minus(self, o: $t) -> $t { self.wrapping_sub(o) }
+            #[inline(always)]
+            fn times(self, k: u64) -> $t { self.wrapping_mul(k as $t) }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_w128(self) -> W128 { $w(self) }
+        }
+    )*};
+}
+int_acc!(u32: |v: u32| W128::from_u64(v as u64), u64: W128::from_u64, i64: W128::from_i64);
+
+impl Acc for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn plus(self, o: f64) -> f64 {
+        self + o
+    }
+    #[inline(always)]
+    fn minus(self, o: f64) -> f64 {
+        self - o
+    }
+    #[inline(always)]
+    fn times(self, k: u64) -> f64 {
+        self * k as f64
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn to_w128(self) -> W128 {
+        W128::from_i64(self as i64)
+    }
+}
+
+impl Acc for W128 {
+    const ZERO: W128 = W128::ZERO;
+    #[inline(always)]
+    fn plus(self, o: W128) -> W128 {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn minus(self, o: W128) -> W128 {
+        self.wrapping_sub(o)
+    }
+    #[inline(always)]
+    fn times(self, k: u64) -> W128 {
+        self.wrapping_mul_u64(k)
+    }
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self.to_f64_signed()
+    }
+    #[inline(always)]
+    fn to_w128(self) -> W128 {
+        self
+    }
+}
+
+impl<S: Acc, Q: Acc> Sums<S, Q> {
+    pub const ZERO: Self = Sums { s: S::ZERO, q: Q::ZERO };
+
+    #[inline(always)]
+    pub fn plus(self, o: Self) -> Self {
+        Sums {
+            s: self.s.plus(o.s),
+            q: self.q.plus(o.q),
+        }
+    }
+
+    #[inline(always)]
+    pub fn minus(self, o: Self) -> Self {
+        Sums {
+            s: self.s.minus(o.s),
+            q: self.q.minus(o.q),
+        }
+    }
+
+    #[inline(always)]
+    pub fn times(self, k: u64) -> Self {
+        Sums {
+            s: self.s.times(k),
+            q: self.q.times(k),
+        }
+    }
+}
+
+impl<S: Acc, Q: Acc> Seg<Sums<S, Q>> {
+    pub const IDENTITY: Self = Seg {
+        value: Sums::ZERO,
+        reset: 0,
+    };
+
+    /// `a` then `b`: `b` alone if a segment starts inside it, else their sum.
+    #[inline(always)]
+    pub fn then(self, b: Self) -> Self {
+        if b.reset != 0 {
+            b
+        } else {
+            Seg {
+                value: self.value.plus(b.value),
+                reset: self.reset,
+            }
+        }
+    }
+}
+
+/// An input element type of the window family and its exact accumulators.
+pub trait WindowIn: Copy {
+    /// Accumulator of sums (exact for windows up to [`WindowIn::MAX_WINDOW`] samples).
+    type S: Acc;
+    /// Accumulator of sums of squares.
+    type Q: Acc;
+    /// Whether the type is floating point: its running sums never subtract (see `window.rs`).
+    const FLOAT: bool;
+    /// Samples per thread in one round of the running-sum scan; a block's tile is
+    /// `WINDOW_BLOCK · CHUNK` positions and its shared memory as many `(S, Q)` pairs.
+    const CHUNK: u32;
+    /// Columns per thread of the fused 2D kernel (a 16-byte f32 output store's worth or two).
+    const FUSED_COLS: u32;
+    /// Largest window (samples) whose sums are exact in `S` and `Q`.
+    const MAX_WINDOW: u64;
+    /// `(x, x²)` in the accumulators (exact for integers; `x` widened to f64 for floats).
+    fn lift(self) -> Sums<Self::S, Self::Q>;
+}
+
+impl WindowIn for u8 {
+    type S = u32;
+    type Q = u64;
+    const FLOAT: bool = false;
+    const CHUNK: u32 = 8;
+    const FUSED_COLS: u32 = 8;
+    /// 255 · w < 2^32.
+    const MAX_WINDOW: u64 = (u32::MAX / 255) as u64;
+    #[inline(always)]
+    fn lift(self) -> Sums<u32, u64> {
+        let v = self as u32;
+        Sums {
+            s: v,
+            q: (v * v) as u64,
+        }
+    }
+}
+
+impl WindowIn for u16 {
+    type S = u64;
+    type Q = u64;
+    const FLOAT: bool = false;
+    const CHUNK: u32 = 8;
+    const FUSED_COLS: u32 = 8;
+    /// 65535² · w < 2^64.
+    const MAX_WINDOW: u64 = u64::MAX / (65535 * 65535);
+    #[inline(always)]
+    fn lift(self) -> Sums<u64, u64> {
+        let v = self as u64;
+        Sums { s: v, q: v * v }
+    }
+}
+
+impl WindowIn for i32 {
+    type S = i64;
+    type Q = W128;
+    const FLOAT: bool = false;
+    const CHUNK: u32 = 8;
+    const FUSED_COLS: u32 = 4;
+    /// |x| · w ≤ 2^31 · 2^32 = 2^63 − … for the i64 sum.
+    const MAX_WINDOW: u64 = 1 << 32;
+    #[inline(always)]
+    fn lift(self) -> Sums<i64, W128> {
+        let v = self as i64;
+        Sums {
+            s: v,
+            q: W128::from_u64((v * v) as u64),
+        }
+    }
+}
+
+macro_rules! float_in {
+    ($($t:ty),*) => {$(
+        impl WindowIn for $t {
+            type S = f64;
+            type Q = f64;
+            const FLOAT: bool = true;
+            const CHUNK: u32 = 8;
+            const FUSED_COLS: u32 = 4;
+            const MAX_WINDOW: u64 = u64::MAX;
+            #[inline(always)]
+            fn lift(self) -> Sums<f64, f64> {
+                let v = self as f64;
+                Sums { s: v, q: v * v }
+            }
+        }
+    )*};
+}
+float_in!(f32, f64);
+
+/// Launch arguments of the row kernels (windows along the last axis of `rows` rows of `n`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowArgs<T> {
+    pub n: u64,
+    pub rows: u64,
+    /// Window width `w ≥ 1`.
+    pub width: u32,
+    /// `w / 2`: output `i`'s window starts at `i − anchor`.
+    pub anchor: u32,
+    /// `BorderMode` code.
+    pub border: u32,
+    /// Running sum: outputs per block (see [`running_tile`]); other kernels: unused.
+    pub tile: u32,
+    /// Value outside the row for the constant border.
+    pub cval: T,
+}
+
+/// What a 2D box kernel writes.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoxKind {
+    /// `o0 = Σ`.
+    Sum = 0,
+    /// `o0 = Σ`, `o1 = Σ²`.
+    SumSumSq = 1,
+    /// `o0 = mean`, `o1 = population variance` (clamped at 0).
+    MeanVar = 2,
+    /// `o0 = √variance`.
+    Std = 3,
+}
+
+impl BoxKind {
+    pub const fn from_code(code: u32) -> BoxKind {
+        match code {
+            0 => BoxKind::Sum,
+            1 => BoxKind::SumSumSq,
+            2 => BoxKind::MeanVar,
+            _ => BoxKind::Std,
+        }
+    }
+
+    /// Whether the kernel writes a second output.
+    pub const fn two_outputs(self) -> bool {
+        matches!(self, BoxKind::SumSumSq | BoxKind::MeanVar)
+    }
+
+    /// Whether the kernel needs the sums of squares.
+    pub const fn needs_sumsq(self) -> bool {
+        !matches!(self, BoxKind::Sum)
+    }
+}
+
+/// Launch arguments of the 2D box kernels (windows over the last two axes of `planes` planes of
+/// `height × width`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoxArgs<T> {
+    pub height: u64,
+    pub width: u64,
+    pub planes: u64,
+    /// Window height `h ≥ 1` and width `w ≥ 1`.
+    pub win_h: u32,
+    pub win_w: u32,
+    /// `h / 2` and `w / 2`.
+    pub anchor_y: u32,
+    pub anchor_x: u32,
+    pub border: u32,
+    /// [`BoxKind`] code.
+    pub kind: u32,
+    /// Output rows per thread (column pass, integers) or per block (fused).
+    pub strip: u32,
+    pub _pad: u32,
+    pub cval: T,
+}
+
+/// Where a running-sum block keeps its running sums (shared-memory slots of `(S, Q)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunningTile {
+    /// Slots (= positions per scan round) of the block: `WINDOW_BLOCK · CHUNK`.
+    pub slots: u32,
+    /// Most outputs a block may produce for this window (the host balances rows over blocks
+    /// with at most this many each).
+    pub max_outputs: u32,
+}
+
+/// The running-sum tile for windows of `width` samples of a type with `chunk` samples per thread.
+///
+/// A block producing outputs `[0, T)` of its tile scans positions `[0, T + width)`. Integers keep
+/// the running sum `E[p]` at every position they need in one slot array: when
+/// `width + T ≤ slots` (one scan round) at slot `p`, otherwise (several rounds, `T ≤ slots/2`) the
+/// starts `p < T` at slot `p` and the ends `p ∈ [width, width + T)` at slot `T + p − width`.
+/// Floats keep suffix sums at slots `[0, T)` and prefix sums at `[T, 2T)`, so `T ≤ slots/2`.
+pub const fn running_tile(width: u64, chunk: u32, float: bool) -> RunningTile {
+    let slots = WINDOW_BLOCK * chunk;
+    let half = slots / 2;
+    let rounded = width.div_ceil(chunk as u64) * chunk as u64;
+    let max_outputs = if float || rounded > half as u64 {
+        half
+    } else {
+        slots - rounded as u32
+    };
+    RunningTile { slots, max_outputs }
+}
+
+/// Whether a running-sum block with `tile` outputs keeps starts and ends in one slot array
+/// (integers, one round) — the slot of the end of output `s` is then `s + width`, else `tile + s`.
+pub const fn running_single_round(width: u64, tile: u32, chunk: u32, float: bool) -> bool {
+    !float && width + tile as u64 <= (WINDOW_BLOCK * chunk) as u64
+}
+
+/// Dynamic shared memory of the running-sum kernel: `slots` sums and sums of squares, one scan
+/// slot per warp, then one round's staged samples (`slots` of them).
+pub const fn running_shared_bytes(slots: u32, s_size: usize, q_size: usize, seg_size: usize, t_size: usize) -> usize {
+    let staged = slots as usize * (s_size + q_size) + WINDOW_WARPS as usize * seg_size;
+    staged.next_multiple_of(16) + slots as usize * t_size
+}
+
+/// One kernel of the window family, in table order.
+#[repr(u8)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WindowKernel {
+    /// Row windows, both sums read-modify-written in global memory inside the window loop.
+    GlobalAccumulate = 0,
+    /// Row windows, one loop per sum, still accumulating in global memory.
+    SplitLoops = 1,
+    /// Row windows, each thread stages its own window in shared memory.
+    StagedWindow = 2,
+    /// Row windows, the block's tile and halo in shared memory, sums in registers.
+    SharedTile = 3,
+    /// Row windows, O(1) per output from running sums over a block scan.
+    RunningSum = 4,
+    /// 2D, second pass of the separable box: windows down the columns of row sums.
+    BoxColumns = 5,
+}
+
+impl WindowKernel {
+    pub const ALL: [WindowKernel; 6] = [
+        WindowKernel::GlobalAccumulate,
+        WindowKernel::SplitLoops,
+        WindowKernel::StagedWindow,
+        WindowKernel::SharedTile,
+        WindowKernel::RunningSum,
+        WindowKernel::BoxColumns,
+    ];
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Symbol of one window kernel: `gpuprims_window_<instance>_<kernel>`.
+#[macro_export]
+macro_rules! window_kernel_name {
+    ($inst:ident, $k:literal) => {
+        concat!($crate::kernel_prefix!(), "window_", stringify!($inst), "_", $k)
+    };
+}
+
+/// The kernel symbols of one instance, in [`WindowKernel::ALL`] order.
+#[macro_export]
+macro_rules! window_kernel_names {
+    ($inst:ident) => {
+        [
+            $crate::window_kernel_name!($inst, "global_accumulate"),
+            $crate::window_kernel_name!($inst, "split_loops"),
+            $crate::window_kernel_name!($inst, "staged_window"),
+            $crate::window_kernel_name!($inst, "shared_tile"),
+            $crate::window_kernel_name!($inst, "running_sum"),
+            $crate::window_kernel_name!($inst, "box_columns"),
+        ]
+    };
+}
+
+/// Symbol of the fused 2D kernel of an integer instance.
+#[macro_export]
+macro_rules! window_fused_name {
+    ($inst:ident) => {
+        $crate::window_kernel_name!($inst, "box_fused")
+    };
+}
+
+/// Calls `$m! { instance => input, sum output, sum-of-squares output, fused, blocks; .. }` with
+/// every instance of the window family, in table order. `fused` says whether the instance has the
+/// fused 2D kernel (integers: their running sums may subtract). `blocks` is the running-sum
+/// kernel's launch bound (resident 256-thread blocks per SM the registers must allow): the most
+/// that ptxas sm_90 reaches without spilling (u8: 4 at 64 registers; the others: 3 at 80).
+#[macro_export]
+macro_rules! for_each_window_instance {
+    ($m:ident) => {
+        $m! {
+            u8_f32 => u8, f32, f32, fused, 4;
+            u8_f64 => u8, f64, f64, fused, 4;
+            u8_exact => u8, u32, u64, fused, 4;
+            u16_f32 => u16, f32, f32, fused, 3;
+            u16_f64 => u16, f64, f64, fused, 3;
+            u16_exact => u16, u64, u64, fused, 3;
+            i32_f32 => i32, f32, f32, fused, 3;
+            i32_f64 => i32, f64, f64, fused, 3;
+            i32_exact => i32, i64, $crate::abi::reduce::W128, fused, 3;
+            f32_f32 => f32, f32, f32, separable, 3;
+            f32_f64 => f32, f64, f64, separable, 3;
+            f64_f64 => f64, f64, f64, separable, 3;
+        }
+    };
+}

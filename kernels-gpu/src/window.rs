@@ -1,0 +1,1139 @@
+//! The sliding-window statistics ladder: window sums and sums of squares along rows (1D), and
+//! box sums over the last two axes (2D). See `abi::window` for the formulas and accumulators.
+//!
+//! Row ladder (one launch each, every kernel writes both sums):
+//!
+//! | kernel | thread ↦ | samples from | sums in | cost per output | removes |
+//! |---|---|---|---|---|---|
+//! | global accumulate | 1 output | global | the output arrays (global RMW) | 2w global RMW | (the tutorial's first kernel) |
+//! | split loops | 1 output | global | the output arrays, one loop each | 2w global RMW | one output stream per loop |
+//! | staged window | 1 output | its own window, copied to shared memory | registers | w | the read-modify-writes |
+//! | shared tile | 1 output | the block's tile + halo in shared memory | registers | w | `w` global reads per output |
+//! | running sum | 16 or 8 positions | global, once per block | running sums in shared memory | O(1) | the `w` in the cost |
+//!
+//! The running sum: a block scans positions `[0, T + w)` of its tile (`T` outputs), each thread a
+//! chunk of `CHUNK` consecutive positions, chunks chained by a block-wide scan (warp shuffles, one
+//! shared slot per warp). Integers keep the exclusive running sum `E[p]` and output
+//! `E[s + w] − E[s]` with wrapping arithmetic: exact, whatever the window. Floats never subtract
+//! (that would let a NaN or an infinity leave its window in everything after it, and lose
+//! precision to the running sum's magnitude): they restart the running sum at every multiple of
+//! `w` (van Herk/Gil-Werman) and output `suffix[s] + prefix[s + w]`, the suffix sum of `s`'s
+//! `w`-block from `s` and the prefix sum of the next block up to `s + w − 1` — exactly the window,
+//! a sum of at most `w` terms in a fixed order (so the error bound of a direct sum holds, and
+//! non-finite values stay in their windows). Both are segmented scans; the integer one has no
+//! segments.
+//!
+//! 2D boxes: separable (the running-sum row kernel into an accumulator-typed scratch, then
+//! [`box_columns`]: integers slide running sums down each column, floats run van Herk/Gil-Werman
+//! down the columns with a scratch of suffix sums) or fused ([`box_fused`], integers only: a
+//! block slides down a strip of rows keeping one column sum per column in registers).
+
+use crate::abi::border::{BorderMode, border_index};
+use crate::abi::reduce::W128;
+use crate::abi::window::{
+    Acc, BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, Seg, Sums, WINDOW_BLOCK, WINDOW_WARPS, WindowIn, running_single_round,
+};
+use crate::device::*;
+
+type SumsOf<T> = Sums<<T as WindowIn>::S, <T as WindowIn>::Q>;
+type SegSums<S, Q> = Seg<Sums<S, Q>>;
+
+// ---------------------------------------------------------------------------------------------
+// Output elements
+// ---------------------------------------------------------------------------------------------
+
+/// An element the kernels write: arithmetic for the accumulate-in-global rungs and 16-byte
+/// packing.
+pub trait OutElem: Copy {
+    const ZERO: Self;
+    /// Values per 16-byte store.
+    const LANES: usize;
+    fn plus(self, o: Self) -> Self;
+    /// A statistic (mean, variance, deviation) in this type (float outputs; integer outputs
+    /// never receive one).
+    fn from_f64(v: f64) -> Self;
+    /// Packs `LANES` values, `lane(0)` first in memory, into the four words of a 16-byte store.
+    fn pack(lane: impl FnMut(usize) -> Self) -> [u32; 4];
+}
+
+/// An output element that an accumulator of type `A` converts to (exact types: identity; f32 and
+/// f64: rounded once, W128 → f32 through f64).
+pub trait FromAcc<A>: OutElem {
+    fn from_acc(a: A) -> Self;
+}
+
+impl OutElem for f32 {
+    const ZERO: f32 = 0.0;
+    const LANES: usize = 4;
+    #[inline(always)]
+    fn plus(self, o: f32) -> f32 {
+        self + o
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> f32 {
+        v as f32
+    }
+    #[inline(always)]
+    fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
+        [
+            lane(0).to_bits(),
+            lane(1).to_bits(),
+            lane(2).to_bits(),
+            lane(3).to_bits(),
+        ]
+    }
+}
+
+impl OutElem for u32 {
+    const ZERO: u32 = 0;
+    const LANES: usize = 4;
+    #[inline(always)]
+    fn plus(self, o: u32) -> u32 {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> u32 {
+        v as u32
+    }
+    #[inline(always)]
+    fn pack(mut lane: impl FnMut(usize) -> u32) -> [u32; 4] {
+        [lane(0), lane(1), lane(2), lane(3)]
+    }
+}
+
+macro_rules! out_elem_64 {
+    ($($t:ty: $bits:expr, $add:expr, $from:expr);*) => {$(
+        impl OutElem for $t {
+            const ZERO: $t = 0 as $t;
+            const LANES: usize = 2;
+            #[inline(always)]
+            fn plus(self, o: $t) -> $t {
+                $add(self, o)
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> $t {
+                $from(v)
+            }
+            #[inline(always)]
+            fn pack(mut lane: impl FnMut(usize) -> $t) -> [u32; 4] {
+                let (a, b): (u64, u64) = ($bits(lane(0)), $bits(lane(1)));
+                [a as u32, (a >> 32) as u32, b as u32, (b >> 32) as u32]
+            }
+        }
+    )*};
+}
+out_elem_64! {
+    f64: f64::to_bits, |a: f64, b: f64| a + b, |v: f64| v;
+    u64: |v: u64| v, u64::wrapping_add, |v: f64| v as u64;
+    i64: |v: i64| v as u64, i64::wrapping_add, |v: f64| v as i64
+}
+
+impl OutElem for W128 {
+    const ZERO: W128 = W128::ZERO;
+    const LANES: usize = 1;
+    #[inline(always)]
+    fn plus(self, o: W128) -> W128 {
+        self.wrapping_add(o)
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> W128 {
+        W128::from_i64(v as i64)
+    }
+    #[inline(always)]
+    fn pack(mut lane: impl FnMut(usize) -> W128) -> [u32; 4] {
+        let v = lane(0);
+        [v.lo as u32, (v.lo >> 32) as u32, v.hi as u32, (v.hi >> 32) as u32]
+    }
+}
+
+macro_rules! from_acc {
+    ($($o:ty: $($a:ty),* => $conv:expr;)*) => {$($(
+        impl FromAcc<$a> for $o {
+            #[inline(always)]
+            fn from_acc(a: $a) -> $o {
+                $conv(a)
+            }
+        }
+    )*)*};
+}
+from_acc! {
+    f32: u32, u64, i64, f64 => |a| a as f32;
+    f32: W128 => |a: W128| a.to_f64_signed() as f32;
+    f64: u32, u64, i64 => |a| a as f64;
+    f64: W128 => |a: W128| a.to_f64_signed();
+    f64: f64 => |a| a;
+    u32: u32 => |a| a;
+    u64: u64 => |a| a;
+    i64: i64 => |a| a;
+    W128: W128 => |a| a;
+}
+
+/// Writes `count ≤ C` values at `p`: 16-byte stores when the whole run is written and `p` is
+/// 16-byte aligned, else one store per value.
+///
+/// # Safety
+/// `p` must address `count` writable values.
+#[inline(always)]
+unsafe fn store_run<O: OutElem, const C: usize>(p: *mut O, v: &[O; C], count: usize) {
+    if count == C && (p as usize).is_multiple_of(16) {
+        crate::unroll!(C / O::LANES, |j| {
+            // SAFETY: aligned, and (j + 1) · LANES ≤ C = count values are writable.
+            unsafe { store_v4(p.add(j * O::LANES) as *mut [u32; 4], O::pack(|l| v[j * O::LANES + l])) };
+        });
+    } else {
+        crate::unroll!(C, |c| {
+            if c < count {
+                // SAFETY: c < count.
+                unsafe { p.add(c).write(v[c]) };
+            }
+        });
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Samples
+// ---------------------------------------------------------------------------------------------
+
+/// The sample at position `pos` (any integer) of the row at `row` of `n ≥ 1` samples, extended
+/// by `mode` (`cval` outside for the constant mode).
+///
+/// # Safety
+/// `row` holds `n` samples.
+#[inline(always)]
+unsafe fn sample<T: Copy>(row: *const T, pos: i64, n: u64, mode: BorderMode, cval: T) -> T {
+    match border_index(pos, n as i64, mode) {
+        // SAFETY: border_index returns an index below n.
+        Some(j) => unsafe { row.add(j as usize).read() },
+        None => cval,
+    }
+}
+
+/// `(row, column)` of flat output index `o` in rows of `n`; 32-bit division when it suffices.
+#[inline(always)]
+fn split(o: u64, n: u64, rows: u64) -> (u64, u64) {
+    if rows == 1 {
+        (0, o)
+    } else if o <= u32::MAX as u64 && n <= u32::MAX as u64 {
+        ((o as u32 / n as u32) as u64, (o as u32 % n as u32) as u64)
+    } else {
+        (o / n, o % n)
+    }
+}
+
+/// Flat output index of this thread and its `(row, column)`, or `None` past the last output.
+#[inline(always)]
+fn one_output<T>(a: &RowArgs<T>) -> Option<(u64, u64, u64)> {
+    let o = global_thread_idx();
+    if o >= a.n * a.rows {
+        return None;
+    }
+    let (r, i) = split(o, a.n, a.rows);
+    Some((o, r, i))
+}
+
+/// The window of output `i` of `row`: calls `f` on each extended sample, in order.
+///
+/// # Safety
+/// `row` holds `a.n` samples.
+#[inline(always)]
+unsafe fn for_window<T: Copy>(row: *const T, i: u64, a: &RowArgs<T>, mut f: impl FnMut(u32, T)) {
+    let start = i as i64 - a.anchor as i64;
+    let mode = BorderMode::from_code(a.border);
+    if start >= 0 && start as u64 + a.width as u64 <= a.n {
+        for k in 0..a.width {
+            // SAFETY: the window lies inside the row.
+            f(k, unsafe { row.add(start as usize + k as usize).read() });
+        }
+    } else {
+        for k in 0..a.width {
+            // SAFETY: forwarded.
+            f(k, unsafe { sample(row, start + k as i64, a.n, mode, a.cval) });
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rungs 1–4: one output per thread
+// ---------------------------------------------------------------------------------------------
+
+/// Rung 1 (the tutorial's first kernel): thread `o` zeroes `sum[o]` and `sumsq[o]`, then adds each
+/// sample of its window and its square to them *in global memory* (volatile read-modify-writes:
+/// `2w` round trips per output, which is the bottleneck this rung shows). Sums accumulate in the
+/// output type (as the tutorial's float outputs did).
+///
+/// # Safety
+/// `x`, `sum`, `sumsq` hold `rows · n` elements; one thread per output.
+pub unsafe fn global_accumulate<T, S, Q>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let Some((o, r, i)) = one_output(&a) else { return };
+    // SAFETY: o < rows · n; the row holds n samples.
+    unsafe {
+        let (ps, pq) = (sum.add(o as usize), sumsq.add(o as usize));
+        ps.write_volatile(S::ZERO);
+        pq.write_volatile(Q::ZERO);
+        for_window(x.add((r * a.n) as usize), i, &a, |_, v| {
+            let l = v.lift();
+            ps.write_volatile(ps.read_volatile().plus(S::from_acc(l.s)));
+            pq.write_volatile(pq.read_volatile().plus(Q::from_acc(l.q)));
+        });
+    }
+}
+
+/// Rung 2 (the tutorial's second): as rung 1, one loop for the sums and a second for the
+/// squares, so each loop streams one output array.
+///
+/// # Safety
+/// As [`global_accumulate`].
+pub unsafe fn split_loops<T, S, Q>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let Some((o, r, i)) = one_output(&a) else { return };
+    // SAFETY: as rung 1.
+    unsafe {
+        let row = x.add((r * a.n) as usize);
+        let ps = sum.add(o as usize);
+        ps.write_volatile(S::ZERO);
+        for_window(row, i, &a, |_, v| ps.write_volatile(ps.read_volatile().plus(S::from_acc(v.lift().s))));
+        let pq = sumsq.add(o as usize);
+        pq.write_volatile(Q::ZERO);
+        for_window(row, i, &a, |_, v| pq.write_volatile(pq.read_volatile().plus(Q::from_acc(v.lift().q))));
+    }
+}
+
+/// Rung 3 (the tutorial's third): each thread copies its own window into its private slice of
+/// shared memory (`w` samples at `thread · w`), then sums it in registers and writes once. Every
+/// sample is still read from global memory `w` times (once per window it belongs to), but the
+/// read-modify-writes are gone. The slice is written before it is read by the same thread, so no
+/// barrier is needed and nothing uninitialized is read.
+///
+/// # Safety
+/// As rung 1; dynamic shared memory holds `WINDOW_BLOCK · w` samples.
+pub unsafe fn staged_window<T, S, Q>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let Some((o, r, i)) = one_output(&a) else { return };
+    // SAFETY: the host sized shared memory for every thread's slice; o < rows · n.
+    unsafe {
+        let slice: *mut T = dynamic_shared::<T>().add(thread_idx() as usize * a.width as usize);
+        for_window(x.add((r * a.n) as usize), i, &a, |k, v| slice.add(k as usize).write(v));
+        let mut acc = SumsOf::<T>::ZERO;
+        for k in 0..a.width as usize {
+            acc = acc.plus(slice.add(k).read().lift());
+        }
+        sum.add(o as usize).write(S::from_acc(acc.s));
+        sumsq.add(o as usize).write(Q::from_acc(acc.q));
+    }
+}
+
+/// Rung 4: block `b` computes outputs `[256·t, 256·t + 256)` of row `r` (`b = r · tiles + t`).
+/// Its threads stage the `256 + w − 1` samples of the tile and its halo in shared memory with
+/// coalesced loads (border applied once), then each sums its window from shared memory into
+/// registers: each input sample leaves global memory once per block.
+///
+/// # Safety
+/// Outputs and input hold `rows · n`; grid = `rows · ⌈n / 256⌉` blocks of 256; dynamic shared
+/// memory holds `256 + w − 1` samples.
+pub unsafe fn shared_tile<T, S, Q>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let block = WINDOW_BLOCK as u64;
+    let tiles = a.n.div_ceil(block);
+    let b = block_idx() as u64;
+    let (r, tile) = (b / tiles, b % tiles);
+    // SAFETY: r < rows by the grid shape.
+    let row = unsafe { x.add((r * a.n) as usize) };
+    let i0 = tile * block;
+    let first = i0 as i64 - a.anchor as i64;
+    let len = WINDOW_BLOCK + a.width - 1;
+    let mode = BorderMode::from_code(a.border);
+    // SAFETY: the host sized shared memory to `len` samples.
+    let tile_mem: *mut T = unsafe { dynamic_shared() };
+    let mut j = thread_idx();
+    while j < len {
+        // SAFETY: j < len; the row holds n samples.
+        unsafe { tile_mem.add(j as usize).write(sample(row, first + j as i64, a.n, mode, a.cval)) };
+        j += WINDOW_BLOCK;
+    }
+    // SAFETY: every thread reaches this barrier (no early return above).
+    unsafe { sync_threads() };
+    let t = thread_idx();
+    let i = i0 + t as u64;
+    if i < a.n {
+        let mut acc = SumsOf::<T>::ZERO;
+        for k in 0..a.width {
+            // SAFETY: t + k < len, written before the barrier.
+            acc = acc.plus(unsafe { tile_mem.add((t + k) as usize).read() }.lift());
+        }
+        let o = (r * a.n + i) as usize;
+        // SAFETY: o < rows · n.
+        unsafe {
+            sum.add(o).write(S::from_acc(acc.s));
+            sumsq.add(o).write(Q::from_acc(acc.q));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rung 5: running sums over block scans
+// ---------------------------------------------------------------------------------------------
+
+impl<V: WarpShuffle> WarpShuffle for Seg<V> {
+    #[inline(always)]
+    fn map_words(self, mut f: impl FnMut(u32) -> u32) -> Self {
+        let value = self.value.map_words(&mut f);
+        Seg {
+            value,
+            reset: f(self.reset),
+        }
+    }
+}
+
+impl<S: WarpShuffle, Q: WarpShuffle> WarpShuffle for Sums<S, Q> {
+    #[inline(always)]
+    fn map_words(self, mut f: impl FnMut(u32) -> u32) -> Self {
+        let s = self.s.map_words(&mut f);
+        Sums { s, q: self.q.map_words(f) }
+    }
+}
+
+/// Exclusive segmented scan of one element per thread, in thread order, over the block; returns
+/// this thread's exclusive prefix and the block's total. Kogge–Stone inside each warp with
+/// `shfl.up`; each warp parks its total in one shared slot; after a barrier, lanes `0..8` of
+/// every warp load the eight totals and scan them the same way, so each thread gets the totals
+/// of the warps before it with shuffles (few live registers). Two barriers; `slots` may be
+/// reused after it returns.
+///
+/// # Safety
+/// All `WINDOW_BLOCK` threads call it; `slots` holds `WINDOW_WARPS` elements of shared memory.
+#[inline(always)]
+unsafe fn block_exclusive_scan<S, Q>(x: SegSums<S, Q>, slots: *mut SegSums<S, Q>) -> (SegSums<S, Q>, SegSums<S, Q>)
+where
+    S: Acc + WarpShuffle,
+    Q: Acc + WarpShuffle,
+{
+    const { assert!(WINDOW_WARPS == 8) };
+    let lane = lane_idx();
+    let warp_inclusive = |mut v: SegSums<S, Q>, lanes: u32| {
+        let mut d = 1;
+        while d < lanes {
+            let other = v.shfl_up(d);
+            if lane >= d {
+                v = other.then(v);
+            }
+            d <<= 1;
+        }
+        v
+    };
+    let inclusive = warp_inclusive(x, 32);
+    let before_lane = inclusive.shfl_up(1);
+    let exclusive_in_warp = if lane == 0 { Seg::IDENTITY } else { before_lane };
+    let warp = warp_idx();
+    // SAFETY: warp < WINDOW_WARPS slots; the barriers order the writes before the reads and the
+    // reads before any later reuse; every thread of the block reaches both.
+    let totals = unsafe {
+        if lane == 31 {
+            slots.add(warp as usize).write(inclusive);
+        }
+        sync_threads();
+        let mine = if lane < WINDOW_WARPS {
+            slots.add(lane as usize).read()
+        } else {
+            Seg::IDENTITY
+        };
+        sync_threads();
+        mine
+    };
+    // Lane k holds the totals of warps 0..=k (lanes ≥ 8 hold the block total, unused).
+    let scanned = warp_inclusive(totals, WINDOW_WARPS);
+    let before_warp = scanned.shfl_idx(warp.wrapping_sub(1) & 31);
+    let total = scanned.shfl_idx(WINDOW_WARPS - 1);
+    let before_warp = if warp == 0 { Seg::IDENTITY } else { before_warp };
+    (before_warp.then(exclusive_in_warp), total)
+}
+
+/// A placeholder sample (never stored: positions outside the pass are skipped).
+#[inline(always)]
+fn xs_zero<T: WindowIn>() -> T {
+    // SAFETY: every WindowIn type is a plain integer or float, valid for any bit pattern.
+    unsafe { core::mem::zeroed() }
+}
+
+/// One direction of a segmented running-sum pass over the tile's positions `[0, count)`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// Ascending positions, exclusive running sums (`E[p]` = sum of the positions before `p`
+    /// since the last restart); restarts at positions `≡ 0 mod period`.
+    ForwardExclusive,
+    /// Descending positions, inclusive running sums (sum of `p` and the positions after it up to
+    /// the end of its restart block); restarts at positions `≡ period − 1 mod period`.
+    BackwardInclusive,
+}
+
+/// Runs one pass of the block's running sums over positions `[0, count)` in rounds of
+/// `WINDOW_BLOCK · C` positions; `period = 0` means no restarts. Each round first stages its
+/// positions' samples in shared memory (`xs`, one coalesced border-mapped loop, `sample_at(p)`
+/// giving the sample at position `p`), then thread `t` scans the `C` consecutive staged positions
+/// `t·C ..` (descending positions for the backward pass). Calls `store(p, running sum at p)` for
+/// every position.
+///
+/// # Safety
+/// All threads of the block call it with the same arguments; `slots` as [`block_exclusive_scan`];
+/// `xs` holds `WINDOW_BLOCK · C` samples of shared memory.
+#[inline(always)]
+#[allow(unused_assignments)] // the last unrolled step's phase update
+unsafe fn running_pass<T: WindowIn, const C: usize>(
+    pass: Pass,
+    count: u32,
+    period: u32,
+    slots: *mut Seg<SumsOf<T>>,
+    xs: *mut T,
+    sample_at: impl Fn(u32) -> T,
+    mut store: impl FnMut(u32, SumsOf<T>),
+) where
+    T::S: WarpShuffle,
+    T::Q: WarpShuffle,
+{
+    let round = WINDOW_BLOCK * C as u32;
+    let t = thread_idx();
+    let mut carry = Seg::IDENTITY;
+    let mut r0 = 0;
+    while r0 < count {
+        // Position of the j-th staged sample of this round: ascending from r0, or descending
+        // from count − 1 − r0.
+        let position = |j: u32| match pass {
+            Pass::ForwardExclusive => r0 as i64 + j as i64,
+            Pass::BackwardInclusive => count as i64 - 1 - r0 as i64 - j as i64,
+        };
+        let valid = |p: i64| p >= 0 && p < count as i64;
+        // C samples per thread, strided by the block (coalesced), all loads issued first.
+        let mut staged = [xs_zero::<T>(); C];
+        crate::unroll!(C, |k| {
+            let p = position(t + k as u32 * WINDOW_BLOCK);
+            if valid(p) {
+                staged[k] = sample_at(p as u32);
+            }
+        });
+        crate::unroll!(C, |k| {
+            // SAFETY: t + k · WINDOW_BLOCK < round staged slots.
+            unsafe { xs.add((t + k as u32 * WINDOW_BLOCK) as usize).write(staged[k]) };
+        });
+        // SAFETY: every thread reaches it (uniform loop bounds).
+        unsafe { sync_threads() };
+        let base = t * C as u32;
+        let mut v = [SumsOf::<T>::ZERO; C];
+        crate::unroll!(C, |c| {
+            if valid(position(base + c as u32)) {
+                // SAFETY: staged above, before the barrier.
+                v[c] = unsafe { xs.add(base as usize + c).read() }.lift();
+            }
+        });
+        // Local scan with restarts; `phase` tracks position mod period without a division per
+        // element.
+        let mut phase = if period == 0 {
+            0
+        } else {
+            (position(base).max(0) as u32) % period
+        };
+        let restart_phase = match pass {
+            Pass::ForwardExclusive => 0,
+            Pass::BackwardInclusive => period.wrapping_sub(1),
+        };
+        // The scan runs in place: v[c] becomes the running sum at c (local to the chunk).
+        let mut acc = SumsOf::<T>::ZERO;
+        let mut first_restart = C;
+        crate::unroll!(C, |c| {
+            if period != 0 && phase == restart_phase {
+                acc = SumsOf::<T>::ZERO;
+                if first_restart == C {
+                    first_restart = c;
+                }
+            }
+            match pass {
+                Pass::ForwardExclusive => {
+                    let x = v[c];
+                    v[c] = acc;
+                    acc = acc.plus(x);
+                }
+                Pass::BackwardInclusive => {
+                    acc = acc.plus(v[c]);
+                    v[c] = acc;
+                }
+            }
+            if period != 0 {
+                phase = match pass {
+                    Pass::ForwardExclusive => {
+                        if phase + 1 == period {
+                            0
+                        } else {
+                            phase + 1
+                        }
+                    }
+                    Pass::BackwardInclusive => {
+                        if phase == 0 {
+                            period - 1
+                        } else {
+                            phase - 1
+                        }
+                    }
+                };
+            }
+        });
+        let aggregate = Seg {
+            value: acc,
+            reset: (first_restart < C) as u32,
+        };
+        // SAFETY: every thread runs the same number of rounds (the loop bound is uniform). Its
+        // barriers also order this round's reads of `xs` before the next round's staging.
+        let (exclusive, total) = unsafe { block_exclusive_scan(aggregate, slots) };
+        let carry_in = carry.then(exclusive).value;
+        crate::unroll!(C, |c| {
+            let p = position(base + c as u32);
+            if valid(p) {
+                let value = if c < first_restart { carry_in.plus(v[c]) } else { v[c] };
+                store(p as u32, value);
+            }
+        });
+        carry = carry.then(total);
+        r0 += round;
+    }
+}
+
+/// Rung 5: block `b` produces outputs `[tile·k, tile·k + tile)` of row `r` (`b = r · tiles + k`)
+/// from running sums (see the module docs): `E[s + w] − E[s]` for integers, `suffix[s] +
+/// prefix[s + w]` for floats, read back from shared memory by thread `t` for its `C` outputs
+/// `t·C ..` and written with 16-byte stores where aligned. A null `sumsq` skips the squares'
+/// stores (the 2D sum-only pass).
+///
+/// # Safety
+/// `x` and the outputs hold `rows · n`; grid = `rows · ⌈n / tile⌉` blocks of `WINDOW_BLOCK`;
+/// `a.tile` ≤ `running_tile(..).max_outputs` and a multiple of `C`; dynamic shared memory holds
+/// `running_shared_bytes(WINDOW_BLOCK · C, ..)` bytes.
+pub unsafe fn running_sum<T, S, Q, const C: usize>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn,
+    T::S: WarpShuffle,
+    T::Q: WarpShuffle,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    const { assert!(C.is_power_of_two() && C <= 16) };
+    let tile = a.tile as u64;
+    let tiles = a.n.div_ceil(tile);
+    let b = block_idx() as u64;
+    let (r, k) = (b / tiles, b % tiles);
+    let o0 = k * tile;
+    let outputs = tile.min(a.n - o0) as u32;
+    let width = a.width;
+    let single = running_single_round(width as u64, a.tile, C as u32, T::FLOAT);
+    let end_base = if single { width } else { a.tile };
+    let slots_n = WINDOW_BLOCK * C as u32;
+    // SAFETY: r < rows by the grid shape; shared memory holds slots_n sums, slots_n squares and
+    // one scan slot per warp (the host sizes it with running_shared_bytes).
+    let (row, s_mem, q_mem, scan, xs) = unsafe {
+        let base: *mut u8 = dynamic_shared();
+        let s_mem = base as *mut T::S;
+        let q_mem = s_mem.add(slots_n as usize) as *mut T::Q;
+        let scan = q_mem.add(slots_n as usize) as *mut Seg<SumsOf<T>>;
+        let staged = scan.add(WINDOW_WARPS as usize) as usize - base as usize;
+        let xs = base.add(staged.next_multiple_of(16)) as *mut T;
+        (x.add((r * a.n) as usize), s_mem, q_mem, scan, xs)
+    };
+    let mode = BorderMode::from_code(a.border);
+    let first = o0 as i64 - a.anchor as i64;
+    let interior = first >= 0 && first as u64 + outputs as u64 + width as u64 <= a.n;
+    let load = |p: u32| {
+        let pos = first + p as i64;
+        // SAFETY: interior tiles read inside the row; others map through the border.
+        unsafe {
+            if interior {
+                row.add(pos as usize).read()
+            } else {
+                sample(row, pos, a.n, mode, a.cval)
+            }
+        }
+    };
+    let put = |slot: u32, v: SumsOf<T>| {
+        // SAFETY: slot < slots_n (the tile geometry keeps every stored slot in range).
+        unsafe {
+            s_mem.add(slot as usize).write(v.s);
+            q_mem.add(slot as usize).write(v.q);
+        }
+    };
+    let ends = width..width + outputs;
+    if T::FLOAT {
+        // Prefix sums restarting at multiples of w: the window ends, slots [tile, tile + outputs).
+        // SAFETY: uniform arguments; every thread calls.
+        unsafe {
+            running_pass::<T, C>(Pass::ForwardExclusive, width + outputs, width, scan, xs, load, |p, v| {
+                if ends.contains(&p) {
+                    put(end_base + p - width, v);
+                }
+            });
+        }
+        // Suffix sums to the end of each w-block: the window starts, slots [0, outputs).
+        let span = outputs.div_ceil(width) * width;
+        // SAFETY: as above.
+        unsafe {
+            running_pass::<T, C>(Pass::BackwardInclusive, span, width, scan, xs, load, |p, v| {
+                if p < outputs {
+                    put(p, v);
+                }
+            });
+        }
+    } else {
+        // SAFETY: as above.
+        unsafe {
+            running_pass::<T, C>(Pass::ForwardExclusive, width + outputs, 0, scan, xs, load, |p, v| {
+                if single || p < outputs {
+                    if p < outputs || ends.contains(&p) {
+                        put(p, v);
+                    }
+                } else if ends.contains(&p) {
+                    put(end_base + p - width, v);
+                }
+            });
+        }
+    }
+    // SAFETY: every thread reaches it; the slots read below were stored before it.
+    unsafe { sync_threads() };
+    let s0 = thread_idx() * C as u32;
+    if s0 >= outputs {
+        return;
+    }
+    let count = (outputs - s0).min(C as u32) as usize;
+    let mut vs = [S::ZERO; C];
+    let mut vq = [Q::ZERO; C];
+    crate::unroll!(C, |c| {
+        if c < count {
+            let s = s0 + c as u32;
+            // SAFETY: s < outputs and end_base + s < slots_n by the geometry.
+            let (start, end) = unsafe {
+                let e = (end_base + s) as usize;
+                (
+                    Sums {
+                        s: s_mem.add(s as usize).read(),
+                        q: q_mem.add(s as usize).read(),
+                    },
+                    Sums {
+                        s: s_mem.add(e).read(),
+                        q: q_mem.add(e).read(),
+                    },
+                )
+            };
+            let w = if T::FLOAT { start.plus(end) } else { end.minus(start) };
+            vs[c] = S::from_acc(w.s);
+            vq[c] = Q::from_acc(w.q);
+        }
+    });
+    let o = (r * a.n + o0 + s0 as u64) as usize;
+    // SAFETY: outputs o .. o + count lie in row r.
+    unsafe {
+        store_run(sum.add(o), &vs, count);
+        if !sumsq.is_null() {
+            store_run(sumsq.add(o), &vq, count);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2D boxes
+// ---------------------------------------------------------------------------------------------
+
+/// Mean and population variance of a window of `n` samples from its exact sums. Integers form
+/// `n·Σx² − (Σx)²` exactly in 128 bits (it is ≥ 0 by Cauchy–Schwarz) and round once into f64;
+/// floats use `Σx²/n − mean²`, clamped at 0 (rounding can push a constant window's variance a few
+/// ulps below zero; NaN stays NaN).
+#[inline(always)]
+fn mean_variance<T: WindowIn>(w: SumsOf<T>, n: u64) -> (f64, f64) {
+    let nf = n as f64;
+    let mean = w.s.to_f64() / nf;
+    let variance = if T::FLOAT {
+        let v = w.q.to_f64() / nf - mean * mean;
+        if v < 0.0 { 0.0 } else { v }
+    } else {
+        let s = w.s.to_w128();
+        let magnitude = if s.is_negative() { W128::ZERO.wrapping_sub(s) } else { s };
+        // |Σx| < 2^64 for every integer instance (MAX_WINDOW), so its square is one wide product.
+        let square = W128::mul_wide(magnitude.lo, magnitude.lo);
+        let numerator = w.q.to_w128().wrapping_mul_u64(n).wrapping_sub(square);
+        numerator.to_f64_unsigned() / (nf * nf)
+    };
+    (mean, variance)
+}
+
+/// Writes the box kernel's outputs at flat index `o` for the window sums `w` of `n` samples.
+///
+/// # Safety
+/// `o0` (and `o1` for two-output kinds) hold index `o`.
+#[inline(always)]
+unsafe fn write_box<T, S, Q>(o0: *mut S, o1: *mut Q, o: usize, w: SumsOf<T>, n: u64, kind: BoxKind)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    // SAFETY: forwarded.
+    unsafe {
+        match kind {
+            BoxKind::Sum => o0.add(o).write(S::from_acc(w.s)),
+            BoxKind::SumSumSq => {
+                o0.add(o).write(S::from_acc(w.s));
+                o1.add(o).write(Q::from_acc(w.q));
+            }
+            BoxKind::MeanVar => {
+                let (m, v) = mean_variance::<T>(w, n);
+                o0.add(o).write(S::from_f64(m));
+                o1.add(o).write(Q::from_f64(v));
+            }
+            BoxKind::Std => {
+                let (_, v) = mean_variance::<T>(w, n);
+                o0.add(o).write(S::from_f64(core::intrinsics::sqrtf64(v)));
+            }
+        }
+    }
+}
+
+/// Second pass of the separable box: windows of `h` rows down each column of the row sums
+/// (`rs`, `rq`: accumulator-typed, one per pixel, from the running-sum row kernel). An extended
+/// row outside the plane is all border: its row sum is that of the border's row (mapped index),
+/// or `w` copies of the constant.
+///
+/// Integers: thread `(plane, column, strip)` slides a running sum down its strip of `a.strip`
+/// output rows, adding the entering row sum and subtracting the leaving one (exact, wrapping);
+/// neighbouring threads take neighbouring columns, so every load and store is coalesced.
+///
+/// Floats: van Herk/Gil-Werman down the columns. Thread `(plane, column, block)` owns the outputs
+/// of one `h`-row block: it writes the suffix sums of its block (descending) to the `ts`/`tq`
+/// scratch, then walks the next block down, adding its prefix sums to them.
+///
+/// # Safety
+/// `rs`, `rq` (and `ts`, `tq` for floats) hold `planes · height · width` accumulators; the
+/// outputs as many elements; grid covers `planes · width · ⌈height / strip⌉` threads (integers) or
+/// `planes · width · ⌈height / h⌉` (floats) in blocks of `WINDOW_BLOCK`.
+pub unsafe fn box_columns<T, S, Q>(
+    rs: *const T::S,
+    rq: *const T::Q,
+    ts: *mut T::S,
+    tq: *mut T::Q,
+    o0: *mut S,
+    o1: *mut Q,
+    a: BoxArgs<T>,
+) where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let kind = BoxKind::from_code(a.kind);
+    let h = a.win_h as u64;
+    let rows_per_thread = if T::FLOAT { h } else { a.strip as u64 };
+    let strips = a.height.div_ceil(rows_per_thread);
+    let g = global_thread_idx();
+    let per_plane = a.width * strips;
+    if g >= a.planes * per_plane {
+        return;
+    }
+    let (plane, rest) = (g / per_plane, g % per_plane);
+    let (strip, col) = (rest / a.width, rest % a.width);
+    let mode = BorderMode::from_code(a.border);
+    let border_row = a.cval.lift().times(a.win_w as u64);
+    let plane_base = plane * a.height * a.width;
+    let at = |row: u64| (plane_base + row * a.width + col) as usize;
+    // Row sum of extended row `y` (any integer) of this column.
+    let row_sum = |y: i64| match border_index(y, a.height as i64, mode) {
+        // SAFETY: j < height; the scratch holds the plane.
+        Some(j) => unsafe {
+            let i = at(j as u64);
+            Sums {
+                s: rs.add(i).read(),
+                q: rq.add(i).read(),
+            }
+        },
+        None => border_row,
+    };
+    let ay = a.anchor_y as i64;
+    let n = h * a.win_w as u64;
+    let s0 = strip * rows_per_thread;
+    let s1 = (s0 + rows_per_thread).min(a.height);
+    if T::FLOAT {
+        // Outputs s0 .. s1 form one h-block of window starts: suffix sums of this block, then
+        // prefix sums of the next one.
+        let mut suffix = SumsOf::<T>::ZERO;
+        let mut y = s0 + h;
+        while y > s0 {
+            y -= 1;
+            suffix = row_sum(y as i64 - ay).plus(suffix);
+            if y < s1 {
+                // SAFETY: y < height.
+                unsafe {
+                    ts.add(at(y)).write(suffix.s);
+                    tq.add(at(y)).write(suffix.q);
+                }
+            }
+        }
+        let mut prefix = SumsOf::<T>::ZERO;
+        for s in s0..s1 {
+            // SAFETY: s < height; the scratch at s was written above by this thread.
+            unsafe {
+                let start = Sums {
+                    s: ts.add(at(s)).read(),
+                    q: tq.add(at(s)).read(),
+                };
+                write_box::<T, S, Q>(o0, o1, at(s), start.plus(prefix), n, kind);
+            }
+            prefix = prefix.plus(row_sum((s + h) as i64 - ay));
+        }
+    } else {
+        let mut acc = SumsOf::<T>::ZERO;
+        for k in 0..h as i64 {
+            acc = acc.plus(row_sum(s0 as i64 - ay + k));
+        }
+        for s in s0..s1 {
+            // SAFETY: s < height.
+            unsafe { write_box::<T, S, Q>(o0, o1, at(s), acc, n, kind) };
+            let y = s as i64 - ay;
+            acc = acc.plus(row_sum(y + h as i64)).minus(row_sum(y));
+        }
+    }
+}
+
+/// Fused 2D box for integers: one pass over the input. Block `(plane, strip, column block)`
+/// covers `FUSED_BLOCK · P` columns and `a.strip` output rows; thread `t` owns the `P` columns
+/// `t·P ..`. Walking down the extended rows of the strip, the block stages each row (border
+/// applied, `w − 1` halo columns included) in a shared ring of `h + 1` rows; each thread computes
+/// the row-window sums of its `P` columns by a sliding sum over its `P + w − 1` staged samples,
+/// for the entering row and for the row leaving the window (still in the ring), and updates its
+/// `P` column sums: `+ entering − leaving` (exact, wrapping). Once `h` rows are in, every step
+/// writes one output row (16-byte stores where aligned).
+///
+/// # Safety
+/// Input and outputs hold `planes · height · width`; grid = `planes · ⌈height / strip⌉ ·
+/// ⌈width / (FUSED_BLOCK · P)⌉` blocks of `FUSED_BLOCK`; dynamic shared memory holds
+/// `(h + 1) · (FUSED_BLOCK · P + w − 1)` samples.
+#[allow(unused_assignments)] // the last unrolled step of the sliding row sum
+pub unsafe fn box_fused<T, S, Q, const P: usize>(x: *const T, o0: *mut S, o1: *mut Q, a: BoxArgs<T>)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    const { assert!(P <= 16) };
+    let kind = BoxKind::from_code(a.kind);
+    let (h, w) = (a.win_h as i64, a.win_w as i64);
+    let cols = FUSED_BLOCK as u64 * P as u64;
+    let col_blocks = a.width.div_ceil(cols);
+    let strips = a.height.div_ceil(a.strip as u64);
+    let b = block_idx() as u64;
+    let plane = b / (strips * col_blocks);
+    let rest = b % (strips * col_blocks);
+    let (strip, cb) = (rest / col_blocks, rest % col_blocks);
+    let c0 = cb * cols;
+    let s0 = strip * a.strip as u64;
+    let s1 = (s0 + a.strip as u64).min(a.height);
+    let mode = BorderMode::from_code(a.border);
+    let ring_w = cols as usize + w as usize - 1;
+    let ring_rows = h as usize + 1;
+    // SAFETY: the host sized shared memory for the ring.
+    let ring: *mut T = unsafe { dynamic_shared() };
+    // SAFETY: plane < planes by the grid shape.
+    let plane_x = unsafe { x.add((plane * a.height * a.width) as usize) };
+    let t = thread_idx() as usize;
+    let first_col = c0 as i64 - a.anchor_x as i64;
+    let interior_cols = first_col >= 0 && first_col as u64 + ring_w as u64 <= a.width;
+    // Stages extended row `y` in its ring slot.
+    let stage = |y: i64| {
+        let slot = y.rem_euclid(ring_rows as i64) as usize;
+        let mapped = border_index(y, a.height as i64, mode);
+        let mut j = t;
+        while j < ring_w {
+            let v = match mapped {
+                // SAFETY: row j < height; interior rows read inside it, others map the column.
+                Some(yy) => unsafe {
+                    let row = plane_x.add((yy as u64 * a.width) as usize);
+                    if interior_cols {
+                        row.add(first_col as usize + j).read()
+                    } else {
+                        sample(row, first_col + j as i64, a.width, mode, a.cval)
+                    }
+                },
+                None => a.cval,
+            };
+            // SAFETY: slot < ring_rows, j < ring_w.
+            unsafe { ring.add(slot * ring_w + j).write(v) };
+            j += FUSED_BLOCK as usize;
+        }
+    };
+    // Row-window sums of this thread's P columns in staged row `y`.
+    let row_sums = |y: i64| {
+        let slot = y.rem_euclid(ring_rows as i64) as usize;
+        // SAFETY: the slot's row was staged before the last barrier.
+        let base = unsafe { ring.add(slot * ring_w + t * P) };
+        let mut acc = SumsOf::<T>::ZERO;
+        for k in 0..w as usize {
+            // SAFETY: k < w ≤ ring_w − t·P.
+            acc = acc.plus(unsafe { base.add(k).read() }.lift());
+        }
+        let mut out = [SumsOf::<T>::ZERO; P];
+        crate::unroll!(P, |c| {
+            out[c] = acc;
+            if c + 1 < P {
+                // SAFETY: c + w < P + w − 1 ≤ ring_w − t·P.
+                let (enter, leave) = unsafe { (base.add(c + w as usize).read(), base.add(c).read()) };
+                acc = acc.plus(enter.lift()).minus(leave.lift());
+            }
+        });
+        out
+    };
+    let ay = a.anchor_y as i64;
+    let y_first = s0 as i64 - ay;
+    let y_end = s1 as i64 - ay + h; // exclusive
+    let mut col_sums = [SumsOf::<T>::ZERO; P];
+    let n = (h * w) as u64;
+    let my_col = c0 + (t * P) as u64;
+    let mut y = y_first;
+    while y < y_end {
+        stage(y);
+        // SAFETY: every thread runs the same rows; the barrier publishes the staged row.
+        unsafe { sync_threads() };
+        if my_col < a.width {
+            let entering = row_sums(y);
+            let leaving_row = y - h;
+            let leaving = if leaving_row >= y_first {
+                row_sums(leaving_row)
+            } else {
+                [SumsOf::<T>::ZERO; P]
+            };
+            crate::unroll!(P, |c| {
+                col_sums[c] = col_sums[c].plus(entering[c]).minus(leaving[c]);
+            });
+            if y - y_first >= h - 1 {
+                let s = (y - h + 1 + ay) as u64;
+                let count = ((a.width - my_col) as usize).min(P);
+                let o = (plane * a.height * a.width + s * a.width + my_col) as usize;
+                // SAFETY: outputs o .. o + count lie in row s of the plane.
+                unsafe { write_box_run::<T, S, Q, P>(o0, o1, o, &col_sums, count, n, kind) };
+            }
+        }
+        // SAFETY: as above; the next row overwrites the slot of the row that just left.
+        unsafe { sync_threads() };
+        y += 1;
+    }
+}
+
+/// Writes `count ≤ P` consecutive box outputs from the window sums `w` (16-byte stores where
+/// aligned).
+///
+/// # Safety
+/// The outputs hold `o .. o + count`.
+#[inline(always)]
+unsafe fn write_box_run<T, S, Q, const P: usize>(
+    o0: *mut S,
+    o1: *mut Q,
+    o: usize,
+    w: &[SumsOf<T>; P],
+    count: usize,
+    n: u64,
+    kind: BoxKind,
+) where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let mut v0 = [S::ZERO; P];
+    let mut v1 = [Q::ZERO; P];
+    crate::unroll!(P, |c| {
+        match kind {
+            BoxKind::Sum | BoxKind::SumSumSq => {
+                v0[c] = S::from_acc(w[c].s);
+                v1[c] = Q::from_acc(w[c].q);
+            }
+            BoxKind::MeanVar => {
+                let (m, v) = mean_variance::<T>(w[c], n);
+                v0[c] = S::from_f64(m);
+                v1[c] = Q::from_f64(v);
+            }
+            BoxKind::Std => {
+                let (_, v) = mean_variance::<T>(w[c], n);
+                v0[c] = S::from_f64(core::intrinsics::sqrtf64(v));
+            }
+        }
+    });
+    // SAFETY: forwarded.
+    unsafe {
+        store_run(o0.add(o), &v0, count);
+        if kind.two_outputs() {
+            store_run(o1.add(o), &v1, count);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+// ---------------------------------------------------------------------------------------------
+
+macro_rules! window_entries {
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident, $blocks:literal;)*) => {$(
+        pub mod $inst {
+            use super::*;
+            type A = RowArgs<$t>;
+            type B = BoxArgs<$t>;
+            type AccS = <$t as WindowIn>::S;
+            type AccQ = <$t as WindowIn>::Q;
+            const C: usize = <$t as WindowIn>::CHUNK as usize;
+
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "global_accumulate"))]
+            pub unsafe extern "ptx-kernel" fn global_accumulate(x: *const $t, s: *mut $s, q: *mut $q, a: A) {
+                unsafe { super::global_accumulate(x, s, q, a) }
+            }
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "split_loops"))]
+            pub unsafe extern "ptx-kernel" fn split_loops(x: *const $t, s: *mut $s, q: *mut $q, a: A) {
+                unsafe { super::split_loops(x, s, q, a) }
+            }
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "staged_window"))]
+            pub unsafe extern "ptx-kernel" fn staged_window(x: *const $t, s: *mut $s, q: *mut $q, a: A) {
+                unsafe { super::staged_window(x, s, q, a) }
+            }
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "shared_tile"))]
+            pub unsafe extern "ptx-kernel" fn shared_tile(x: *const $t, s: *mut $s, q: *mut $q, a: A) {
+                unsafe { super::shared_tile(x, s, q, a) }
+            }
+            $crate::launch_bounds!($crate::window_kernel_name!($inst, "running_sum"), 256, $blocks);
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "running_sum"))]
+            pub unsafe extern "ptx-kernel" fn running_sum(x: *const $t, s: *mut $s, q: *mut $q, a: A) {
+                unsafe { super::running_sum::<$t, $s, $q, C>(x, s, q, a) }
+            }
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "box_columns"))]
+            pub unsafe extern "ptx-kernel" fn box_columns(
+                rs: *const AccS, rq: *const AccQ, ts: *mut AccS, tq: *mut AccQ, o0: *mut $s, o1: *mut $q, a: B,
+            ) {
+                unsafe { super::box_columns::<$t, $s, $q>(rs, rq, ts, tq, o0, o1, a) }
+            }
+            window_entries!(@fused $fused $inst, $t, $s, $q);
+        }
+    )*};
+    (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty) => {
+        // 4 resident blocks of FUSED_BLOCK: the most ptxas sm_90 reaches without spilling for
+        // every integer instance (u16 spills at 5).
+        $crate::launch_bounds!($crate::window_fused_name!($inst), 128, 4);
+        #[unsafe(export_name = $crate::window_fused_name!($inst))]
+        pub unsafe extern "ptx-kernel" fn box_fused(x: *const $t, o0: *mut $s, o1: *mut $q, a: BoxArgs<$t>) {
+            const P: usize = <$t as WindowIn>::FUSED_COLS as usize;
+            unsafe { super::box_fused::<$t, $s, $q, P>(x, o0, o1, a) }
+        }
+    };
+    (@fused separable $inst:ident, $t:ty, $s:ty, $q:ty) => {};
+}
+
+crate::for_each_window_instance!(window_entries);
