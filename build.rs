@@ -92,11 +92,11 @@ fn apply_launch_bounds(ptx: &str) -> Result<String, String> {
             let name = rest.split(['(', ' ']).next().unwrap_or("");
             pending = bounds.get(name);
         }
-        if line.trim() == "{" {
-            if let Some((threads, blocks)) = pending.take() {
-                out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
-                applied += 1;
-            }
+        if line.trim() == "{"
+            && let Some((threads, blocks)) = pending.take()
+        {
+            out.push_str(&format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n"));
+            applied += 1;
         }
         out.push_str(line);
         out.push('\n');

@@ -133,3 +133,46 @@ impl<T: DeviceRepr, D: Dimension> DeviceInput<T> for &DeviceArray<T, D> {
         Ok(InputSlice::Borrowed(&self.data))
     }
 }
+
+/// What an array op accepts and what it gives back: a host `ndarray` (any layout; uploaded per
+/// call, result downloaded into an owned [`Array`]) or a [`DeviceArray`] (used in place, result
+/// left on the device as a `DeviceArray`, so ops chain without host round trips).
+pub trait Operand<T, D: Dimension> {
+    /// The result type for elements `U`: `Array<U, D>` or `DeviceArray<U, D>`.
+    type Output<U: DeviceRepr + Clone>;
+    /// The operand's shape.
+    fn dims(&self) -> D;
+    /// The contiguous device buffer holding the elements in C order (`None` when empty).
+    fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>>;
+    /// Turns a device result into this operand's output form.
+    fn finish<U: DeviceRepr + Clone>(gpu: &Gpu, out: DeviceArray<U, D>) -> Result<Self::Output<U>>;
+}
+
+impl<T: DeviceRepr + Clone, S: Data<Elem = T>, D: Dimension> Operand<T, D> for &ArrayBase<S, D> {
+    type Output<U: DeviceRepr + Clone> = Array<U, D>;
+    fn dims(&self) -> D {
+        self.raw_dim()
+    }
+    fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        DeviceInput::to_device(self, gpu).map(Some)
+    }
+    fn finish<U: DeviceRepr + Clone>(gpu: &Gpu, out: DeviceArray<U, D>) -> Result<Array<U, D>> {
+        out.download(gpu)
+    }
+}
+
+impl<T: DeviceRepr, D: Dimension> Operand<T, D> for &DeviceArray<T, D> {
+    type Output<U: DeviceRepr + Clone> = DeviceArray<U, D>;
+    fn dims(&self) -> D {
+        self.raw_dim()
+    }
+    fn device(&self, _gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>> {
+        Ok((!self.is_empty()).then_some(InputSlice::Borrowed(&self.data)))
+    }
+    fn finish<U: DeviceRepr + Clone>(_gpu: &Gpu, out: DeviceArray<U, D>) -> Result<DeviceArray<U, D>> {
+        Ok(out)
+    }
+}

@@ -51,6 +51,7 @@ macro_rules! registry {
 registry! {
     reduce: crate::ops::reduce::ReduceKernels,
     conv1d: crate::ops::conv1d::Conv1dKernels,
+    window: crate::ops::window::WindowKernels,
 }
 
 impl Gpu {

@@ -46,12 +46,15 @@ pub mod kernels;
 pub mod ops;
 mod timing;
 
-pub use array::{DeviceArray, DeviceInput, InputSlice};
+pub use array::{DeviceArray, DeviceInput, InputSlice, Operand};
 pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
+pub use ops::window::{
+    BoxLaunch, BoxVariant, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowPlan, WindowVariant,
+};
 pub use timing::Timing;
 
 /// Compiles the README's usage snippet as a doctest.

@@ -4,3 +4,4 @@
 
 pub mod conv1d;
 pub mod reduce;
+pub mod window;

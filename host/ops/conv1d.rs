@@ -46,6 +46,7 @@ use crate::cpu::conv1d::Real;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::ops::rows_and_len;
 
 macro_rules! conv1d_table {
     ($($t:ident),* $(,)?) => {
@@ -411,17 +412,6 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
             gpu.bank()
                 .with_content(gpu, self.content, src, self.taps.num_bytes(), launch)
         }
-    }
-}
-
-/// `(rows, n)` of an array filtered along its last axis.
-fn rows_and_len(shape: &[usize]) -> Result<(usize, usize)> {
-    match shape.split_last() {
-        Some((&n, lead)) => Ok((lead.iter().product(), n)),
-        None => Err(Error::InvalidArgument {
-            name: "x",
-            reason: "a 0-dimensional array has no axis to filter".into(),
-        }),
     }
 }
 

@@ -852,13 +852,15 @@ pub unsafe fn box_columns<T, S, Q>(
     let plane_base = plane * a.height * a.width;
     let at = |row: u64| (plane_base + row * a.width + col) as usize;
     // Row sum of extended row `y` (any integer) of this column.
+    // Sum-only boxes: the row pass wrote no squares, so none are read.
+    let squares = kind.needs_sumsq();
     let row_sum = |y: i64| match border_index(y, a.height as i64, mode) {
         // SAFETY: j < height; the scratch holds the plane.
         Some(j) => unsafe {
             let i = at(j as u64);
             Sums {
                 s: rs.add(i).read(),
-                q: rq.add(i).read(),
+                q: if squares { rq.add(i).read() } else { T::Q::ZERO },
             }
         },
         None => border_row,

@@ -1,0 +1,1039 @@
+//! Sliding-window statistics: window sums and sums of squares along the last axis, box sums over
+//! the last two axes, and the local mean, variance and standard deviation built on them, through
+//! the ladder of `kernels-gpu/src/window.rs`.
+//!
+//! # Semantics
+//! For a window of `w` samples anchored at `w / 2` (scipy's centring: output `i` covers
+//! `[i − w/2, i − w/2 + w)`), on rows extended by the [`Border`]:
+//!
+//! | gpuprims | value at `i` | scipy.ndimage equivalent |
+//! |---|---|---|
+//! | [`Gpu::window_sum_sumsq`] | `(Σ x̃, Σ x̃²)` over the window | `w · uniform_filter1d(x, w)`, and of `x²` |
+//! | [`Gpu::box_sum`] / [`Gpu::box_sum_sumsq`] | the same over an `h × w` box of the last two axes | `h·w · uniform_filter(x, (h, w))` |
+//! | [`Gpu::local_mean_variance`] | mean and population variance of the box | `uniform_filter(x)`, `uniform_filter(x²) − uniform_filter(x)²` |
+//! | [`Gpu::local_std`] | `√variance` | |
+//!
+//! A 2D position outside the plane in either axis reads the border's value (each axis mapped
+//! independently for the other modes), so the box equals scipy's separable `uniform_filter` times
+//! `h·w`. Windows larger than the signal are valid (the border defines them). Leading axes are a
+//! batch: a `(frames, H, W)` stack gets one box per frame. The classic tutorial's "interior only"
+//! output of an image padded by hand is a slice of the full result:
+//! `full.slice(s![.., r..n - r])` with `r = w / 2`, computed on the unpadded image with
+//! `Border::Zero` (or on the padded one, then sliced).
+//!
+//! # Output types
+//! The caller picks the output type with the result's annotation; sums are exact in the kernels
+//! and rounded once on output (the accumulate-in-global rungs, as the tutorial, accumulate in the
+//! output type itself):
+//!
+//! | input | exact sums `(Σx, Σx²)` | image outputs | mean / variance / std |
+//! |---|---|---|---|
+//! | u8  | `(u32, u64)` (windows ≤ 16,843,009 samples) | `(f32, f32)`, `(f64, f64)` | f32, f64 |
+//! | u16 | `(u64, u64)` | `(f32, f32)`, `(f64, f64)` | f32, f64 |
+//! | i32 | `(i64, u128)` (windows ≤ 2^32 samples) | `(f32, f32)`, `(f64, f64)` | f32, f64 |
+//! | f32 | — (accumulated in f64) | `(f32, f32)`, `(f64, f64)` | f32, f64 |
+//! | f64 | — | `(f64, f64)` | f64 |
+//!
+//! ```no_run
+//! use gpuprims::{Border, Gpu};
+//! use ndarray::{Array2, s};
+//!
+//! let gpu = Gpu::new()?;
+//! let img = Array2::from_shape_fn((480, 640), |(y, x)| ((x * 7 + y * 13) % 256) as u8);
+//! // The tutorial's row statistics as f32 images, and exactly:
+//! let (sum, sumsq): (Array2<f32>, Array2<f32>) = gpu.window_sum_sumsq(&img, 15, Border::Zero)?;
+//! let (exact, exact_sq): (Array2<u32>, Array2<u64>) = gpu.window_sum_sumsq(&img, 15, Border::Zero)?;
+//! // Local statistics of 15 × 15 boxes:
+//! let (mean, var): (Array2<f32>, Array2<f32>) = gpu.local_mean_variance(&img, (15, 15), Border::Reflect)?;
+//! let interior = sum.slice(s![.., 7..640 - 7]);
+//! # let _ = (sumsq, exact, exact_sq, mean, var, interior);
+//! # Ok::<(), gpuprims::Error>(())
+//! ```
+//!
+//! # Accuracy
+//! Integer sums are exact (the running sums wrap, and a window's sum is their difference). Float
+//! inputs accumulate in f64; every variant but the first two sums each window's terms in some
+//! fixed order without subtracting (the running-sum rung restarts every `w` samples: van
+//! Herk/Gil-Werman), so `|error| ≤ (w − 1)·2⁻⁵³·Σ|x|` before the one rounding to the output type,
+//! and a NaN or infinity only affects the windows that contain it. The first two rungs accumulate
+//! in the output type (f32 outputs: `(w − 1)·2⁻²⁴·Σ|x|`). Variance: integers form `n·Σx² − (Σx)²`
+//! exactly, then round; floats use `Σx²/n − mean²` in f64 (relative error about
+//! `2⁻⁵³·mean²/variance`). Either is clamped at 0, so the variance is never negative.
+//!
+//! # Errors
+//! Width or a window side of 0, or an input with too few dimensions: [`Error::InvalidArgument`].
+//! Windows whose sums would not be exact in the accumulators, or too large for the shared memory
+//! of an explicitly chosen variant: [`Error::WindowTooLarge`] (`Auto` never picks a variant that
+//! cannot run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives
+//! empty results.
+
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use ndarray::Dimension;
+
+use crate::abi::border::BorderMode;
+use crate::abi::reduce::W128;
+use crate::abi::window::{
+    BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, Seg, Sums, WINDOW_BLOCK, WindowIn, WindowKernel, running_shared_bytes,
+    running_tile,
+};
+use crate::array::{DeviceArray, Operand};
+use crate::border::Border;
+use crate::error::{Error, Result};
+use crate::family::Family;
+use crate::gpu::Gpu;
+use crate::ops::{planes_and_size, rows_and_len};
+
+/// Which rung of the row-window ladder runs (see the table in `kernels-gpu/src/window.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum WindowVariant {
+    /// 1 — the tutorial's first kernel: one output per thread, both sums read-modify-written in
+    /// global memory for every sample of the window. Bottleneck: `2w` global round trips per
+    /// output.
+    GlobalAccumulate,
+    /// 2 — the tutorial's second: one loop per sum, still in global memory. Bottleneck: as 1,
+    /// one output stream at a time.
+    SplitLoops,
+    /// 3 — the tutorial's third: each thread stages its own window in shared memory and sums it
+    /// in registers. Removes the read-modify-writes. Bottleneck: each sample is read from global
+    /// memory `w` times (once per window), and the window must fit the thread's share of shared
+    /// memory.
+    StagedWindow,
+    /// 4 — the block stages its 256 outputs' samples and halo in shared memory once (coalesced),
+    /// threads sum from there in registers. Removes the `w` global reads. Bottleneck: `w` shared
+    /// reads and adds per output.
+    SharedTile,
+    /// 5 — running sums over block scans: O(1) per output whatever the width (integers: the
+    /// difference of two running sums, exact; floats: van Herk/Gil-Werman, no subtraction).
+    RunningSum,
+    /// Running sums: the fastest rung at every width measured (docs/PERFORMANCE.md).
+    #[default]
+    Auto,
+}
+
+impl WindowVariant {
+    /// The ladder, in order (without `Auto`).
+    pub const ALL: [WindowVariant; 5] = [
+        WindowVariant::GlobalAccumulate,
+        WindowVariant::SplitLoops,
+        WindowVariant::StagedWindow,
+        WindowVariant::SharedTile,
+        WindowVariant::RunningSum,
+    ];
+
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            WindowVariant::GlobalAccumulate => "1-global-accumulate",
+            WindowVariant::SplitLoops => "2-split-loops",
+            WindowVariant::StagedWindow => "3-staged-window",
+            WindowVariant::SharedTile => "4-shared-tile",
+            WindowVariant::RunningSum => "5-running-sum",
+            WindowVariant::Auto => "auto",
+        }
+    }
+
+    const fn kernel(self) -> WindowKernel {
+        match self {
+            WindowVariant::GlobalAccumulate => WindowKernel::GlobalAccumulate,
+            WindowVariant::SplitLoops => WindowKernel::SplitLoops,
+            WindowVariant::StagedWindow => WindowKernel::StagedWindow,
+            WindowVariant::SharedTile => WindowKernel::SharedTile,
+            WindowVariant::RunningSum | WindowVariant::Auto => WindowKernel::RunningSum,
+        }
+    }
+}
+
+/// How a 2D box runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum BoxVariant {
+    /// Two passes: running sums along the rows into a device scratch of exact accumulators, then
+    /// down the columns (integers: add the entering row sum, subtract the leaving one; floats:
+    /// van Herk/Gil-Werman). O(1) per output for any box, any type. Bottleneck: the scratch
+    /// round trip (8–32 bytes per pixel written and read again).
+    Separable,
+    /// One pass, integers only: a block slides down a strip of rows with a ring of staged input
+    /// rows in shared memory and one running column sum per column in registers. Reads the input
+    /// once and writes the outputs once. Bottleneck: `O(w)` work per row and thread for the row
+    /// sums, and the ring must fit in shared memory.
+    Fused,
+    /// `Fused` for integers when its ring fits, else `Separable` (docs/PERFORMANCE.md).
+    #[default]
+    Auto,
+}
+
+impl BoxVariant {
+    /// Every variant (without `Auto`).
+    pub const ALL: [BoxVariant; 2] = [BoxVariant::Separable, BoxVariant::Fused];
+
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            BoxVariant::Separable => "separable",
+            BoxVariant::Fused => "fused",
+            BoxVariant::Auto => "auto",
+        }
+    }
+}
+
+macro_rules! window_table {
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident, $blocks:literal;)*) => {
+        /// One window kernel instance (input type × output types), in contract order.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum WindowInstance {
+            $($inst),*
+        }
+
+        impl WindowInstance {
+            /// Every instance, in contract order (`inst as usize` indexes this).
+            pub const ALL: &'static [WindowInstance] = &[$(WindowInstance::$inst),*];
+
+            /// The instance's kernel symbols, in `WindowKernel::ALL` order.
+            pub const fn names(self) -> [&'static str; WindowKernel::ALL.len()] {
+                match self {
+                    $(WindowInstance::$inst => crate::window_kernel_names!($inst)),*
+                }
+            }
+
+            /// The fused 2D kernel's symbol (integer instances).
+            pub const fn fused_name(self) -> Option<&'static str> {
+                match self {
+                    $(WindowInstance::$inst => window_table!(@fused $fused $inst)),*
+                }
+            }
+        }
+    };
+    (@fused fused $inst:ident) => { Some(crate::window_fused_name!($inst)) };
+    (@fused separable $inst:ident) => { None };
+}
+
+crate::for_each_window_instance!(window_table);
+
+// SAFETY: `repr(C)` plain data (integers and the element type); the layout is the contract both
+// sides compile.
+unsafe impl<T: WindowElement> DeviceRepr for RowArgs<T> {}
+// SAFETY: as above.
+unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
+
+/// The window family's state on one `Gpu`: each instance's kernels.
+pub(crate) struct WindowKernels {
+    functions: Vec<[CudaFunction; WindowKernel::ALL.len()]>,
+    fused: Vec<Option<CudaFunction>>,
+}
+
+impl Family for WindowKernels {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        let module = gpu.module();
+        let functions = crate::kernels::load_table(module, WindowInstance::ALL, WindowInstance::names)?;
+        let fused = WindowInstance::ALL
+            .iter()
+            .map(|i| i.fused_name().map(|n| module.load_function(n)).transpose())
+            .collect::<Result<Vec<_>, _>>()?;
+        // The shared-memory kernels size their tiles from the window: let them use the whole
+        // opt-in limit (the host checks each launch against it).
+        let optin = gpu.props().shared_mem_per_block_optin as i32;
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        for fs in &functions {
+            for k in [WindowKernel::StagedWindow, WindowKernel::SharedTile, WindowKernel::RunningSum] {
+                fs[k.index()].set_attribute(attr, optin)?;
+            }
+        }
+        for f in fused.iter().flatten() {
+            f.set_attribute(attr, optin)?;
+        }
+        Ok(WindowKernels { functions, fused })
+    }
+
+    fn kernel_names() -> Vec<&'static str> {
+        WindowInstance::ALL
+            .iter()
+            .flat_map(|i| i.names().into_iter().chain(i.fused_name()))
+            .collect()
+    }
+}
+
+/// An input element type of the window statistics (u8, u16, i32, f32, f64).
+pub trait WindowElement: WindowIn<S: DeviceRepr, Q: DeviceRepr> + DeviceRepr + Send + Sync + 'static {
+    /// The instance whose outputs are the exact accumulators (the separable row pass).
+    #[doc(hidden)]
+    const ACC_INSTANCE: WindowInstance;
+    /// `v` in this type (the constant border's value: rounded, saturating for integers).
+    #[doc(hidden)]
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! window_element {
+    ($($t:ty => $acc:ident),*) => {$(
+        impl WindowElement for $t {
+            const ACC_INSTANCE: WindowInstance = WindowInstance::$acc;
+            fn from_f64(v: f64) -> $t {
+                v as $t
+            }
+        }
+    )*};
+}
+window_element!(u8 => u8_exact, u16 => u16_exact, i32 => i32_exact, f32 => f32_f64, f64 => f64_f64);
+
+/// Output types `(sum, sum of squares)` that window sums of `T` can be written as (the table in
+/// the module docs). Chosen by annotating the result.
+pub trait SumsOutput<T>: sealed::Sealed<T> {
+    #[doc(hidden)]
+    type Sum: DeviceRepr + Clone;
+    #[doc(hidden)]
+    type SumSq: DeviceRepr + Clone;
+    #[doc(hidden)]
+    const INSTANCE: WindowInstance;
+}
+
+/// Output type of a box sum of `T` alone (the first element of a [`SumsOutput`] pair).
+pub trait SumOutput<T>: DeviceRepr + Clone {
+    #[doc(hidden)]
+    const INSTANCE: WindowInstance;
+}
+
+/// Output type of local means, variances and deviations of `T` (f32, f64).
+pub trait MomentsOutput<T>: DeviceRepr + Clone {
+    #[doc(hidden)]
+    const INSTANCE: WindowInstance;
+}
+
+mod sealed {
+    pub trait Sealed<T> {}
+}
+
+macro_rules! outputs {
+    ($($t:ty: ($s:ty, $q:ty) => $inst:ident $(, moments $f:ty)?;)*) => {$(
+        impl sealed::Sealed<$t> for ($s, $q) {}
+        impl SumsOutput<$t> for ($s, $q) {
+            type Sum = $s;
+            type SumSq = $q;
+            const INSTANCE: WindowInstance = WindowInstance::$inst;
+        }
+        impl SumOutput<$t> for $s {
+            const INSTANCE: WindowInstance = WindowInstance::$inst;
+        }
+        $(impl MomentsOutput<$t> for $f {
+            const INSTANCE: WindowInstance = WindowInstance::$inst;
+        })?
+    )*};
+}
+outputs! {
+    u8: (f32, f32) => u8_f32, moments f32;
+    u8: (f64, f64) => u8_f64, moments f64;
+    u8: (u32, u64) => u8_exact;
+    u16: (f32, f32) => u16_f32, moments f32;
+    u16: (f64, f64) => u16_f64, moments f64;
+    u16: (u64, u64) => u16_exact;
+    i32: (f32, f32) => i32_f32, moments f32;
+    i32: (f64, f64) => i32_f64, moments f64;
+    i32: (i64, u128) => i32_exact;
+    f32: (f32, f32) => f32_f32, moments f32;
+    f32: (f64, f64) => f32_f64, moments f64;
+    f64: (f64, f64) => f64_f64, moments f64;
+}
+
+/// `(mode, cval)` of `border` for elements `T`.
+fn border_of<T: WindowElement>(border: Border) -> (BorderMode, T) {
+    let (mode, v) = border.device();
+    (mode, T::from_f64(v))
+}
+
+fn check_side(name: &'static str, v: usize) -> Result<u32> {
+    if v == 0 {
+        return Err(Error::InvalidArgument {
+            name,
+            reason: "a window needs at least one sample along each axis".into(),
+        });
+    }
+    u32::try_from(v).map_err(|_| Error::WindowTooLarge {
+        window: v,
+        max: u32::MAX as usize,
+        what: "one side of a window",
+    })
+}
+
+/// Checks that window sums of `samples` samples are exact in `T`'s accumulators.
+fn check_exact<T: WindowIn>(samples: u64) -> Result<()> {
+    if samples > T::MAX_WINDOW {
+        return Err(Error::WindowTooLarge {
+            window: samples as usize,
+            max: T::MAX_WINDOW as usize,
+            what: "sums exact in this element type's accumulators",
+        });
+    }
+    Ok(())
+}
+
+fn launch_grid(blocks: u64, what: &'static str, len: usize) -> Result<u32> {
+    u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or(Error::TooManyElements {
+            op: what,
+            len,
+            max: i32::MAX as usize,
+        })
+}
+
+/// A prepared row-window launch for `rows` rows of `n` samples: kernel, grid and arguments.
+/// Reusable across inputs of that shape (the examples and the bench time [`WindowPlan::enqueue`]).
+pub struct WindowPlan<T: WindowElement> {
+    instance: WindowInstance,
+    kernel: WindowKernel,
+    cfg: LaunchConfig,
+    args: RowArgs<T>,
+}
+
+impl<T: WindowElement> WindowPlan<T> {
+    /// Plans window sums of `width` samples over `rows ≥ 1` rows of `n ≥ 1` samples, written as
+    /// the output pair `O`.
+    pub fn new<O: SumsOutput<T>>(
+        gpu: &Gpu,
+        rows: usize,
+        n: usize,
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
+    ) -> Result<Self> {
+        Self::for_instance(gpu, O::INSTANCE, rows, n, width, border, variant)
+    }
+
+    fn for_instance(
+        gpu: &Gpu,
+        instance: WindowInstance,
+        rows: usize,
+        n: usize,
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
+    ) -> Result<Self> {
+        if rows == 0 || n == 0 {
+            return Err(Error::InvalidArgument {
+                name: "shape",
+                reason: format!("a plan needs at least one sample, got {rows} rows of {n}"),
+            });
+        }
+        let w = check_side("width", width)?;
+        check_exact::<T>(width as u64)?;
+        let size = size_of::<T>();
+        let optin = gpu.props().shared_mem_per_block_optin as usize;
+        let kernel = variant.kernel();
+        let total = rows as u64 * n as u64;
+        let block = WINDOW_BLOCK as u64;
+        let too_large = |max: usize, what| Error::WindowTooLarge { window: width, max, what };
+        let (blocks, shared, tile) = match kernel {
+            WindowKernel::StagedWindow => {
+                let max = optin / (WINDOW_BLOCK as usize * size);
+                if width > max {
+                    return Err(too_large(max, "the staged-window variant (a window per thread in shared memory)"));
+                }
+                (total.div_ceil(block), WINDOW_BLOCK as usize * width * size, 0)
+            }
+            WindowKernel::SharedTile => {
+                let max = optin / size + 1 - WINDOW_BLOCK as usize;
+                if width > max {
+                    return Err(too_large(max, "the shared-tile variant (tile and halo in shared memory)"));
+                }
+                let blocks = rows as u64 * (n as u64).div_ceil(block);
+                (blocks, (WINDOW_BLOCK as usize + width - 1) * size, 0)
+            }
+            WindowKernel::RunningSum => {
+                let geometry = running_tile(width as u64, T::CHUNK, T::FLOAT);
+                // Balance each row over equal tiles (multiples of CHUNK) of at most max_outputs.
+                let per_row = (n as u64).div_ceil(geometry.max_outputs as u64);
+                let tile = (n as u64)
+                    .div_ceil(per_row)
+                    .next_multiple_of(T::CHUNK as u64)
+                    .min(geometry.max_outputs as u64) as u32;
+                let blocks = rows as u64 * (n as u64).div_ceil(tile as u64);
+                let seg = size_of::<Seg<Sums<T::S, T::Q>>>();
+                let shared = running_shared_bytes(geometry.slots, size_of::<T::S>(), size_of::<T::Q>(), seg, size);
+                (blocks, shared, tile)
+            }
+            _ => (total.div_ceil(block), 0, 0),
+        };
+        let (mode, cval) = border_of::<T>(border);
+        let args = RowArgs {
+            n: n as u64,
+            rows: rows as u64,
+            width: w,
+            anchor: w / 2,
+            border: mode as u32,
+            tile,
+            cval,
+        };
+        let cfg = LaunchConfig {
+            grid_dim: (launch_grid(blocks, "window_sum_sumsq", total as usize)?, 1, 1),
+            block_dim: (WINDOW_BLOCK, 1, 1),
+            shared_mem_bytes: shared as u32,
+        };
+        Ok(WindowPlan {
+            instance,
+            kernel,
+            cfg,
+            args,
+        })
+    }
+
+    /// Blocks in the grid.
+    pub fn grid(&self) -> u32 {
+        self.cfg.grid_dim.0
+    }
+
+    /// Enqueues the window sums of `x` into `sum` and `sumsq` (their first `rows · n` elements, C
+    /// order). Asynchronous.
+    pub fn enqueue<O: SumsOutput<T>>(
+        &self,
+        gpu: &Gpu,
+        x: &CudaSlice<T>,
+        sum: &mut CudaSlice<O::Sum>,
+        sumsq: &mut CudaSlice<O::SumSq>,
+    ) -> Result<()> {
+        if O::INSTANCE != self.instance {
+            return Err(Error::InvalidArgument {
+                name: "outputs",
+                reason: format!("the plan writes {:?}, not {:?}", self.instance, O::INSTANCE),
+            });
+        }
+        self.launch(gpu, x, sum, Some(sumsq))
+    }
+
+    /// Launches into untyped outputs of the plan's instance (`sumsq = None`: the sum-only pass).
+    fn launch<S: DeviceRepr, Q: DeviceRepr>(
+        &self,
+        gpu: &Gpu,
+        x: &CudaSlice<T>,
+        sum: &mut CudaSlice<S>,
+        sumsq: Option<&mut CudaSlice<Q>>,
+    ) -> Result<()> {
+        let total = (self.args.rows * self.args.n) as usize;
+        let short = |name, len: usize| Error::InvalidArgument {
+            name,
+            reason: format!("holds {len} elements, the plan is for {total}"),
+        };
+        if x.len() < total {
+            return Err(short("x", x.len()));
+        }
+        if sum.len() < total {
+            return Err(short("sum", sum.len()));
+        }
+        if let Some(q) = &sumsq
+            && q.len() < total
+        {
+            return Err(short("sumsq", q.len()));
+        }
+        if sumsq.is_none() && self.kernel != WindowKernel::RunningSum {
+            return Err(Error::Unsupported {
+                variant: "window row kernel",
+                reason: "only the running-sum kernel may skip the sums of squares".into(),
+            });
+        }
+        let kernels = gpu.family::<WindowKernels>()?;
+        let func = &kernels.functions[self.instance as usize][self.kernel.index()];
+        let null = 0u64;
+        let mut launch = gpu.stream().launch_builder(func);
+        launch.arg(x).arg(sum);
+        match sumsq {
+            Some(q) => launch.arg(q),
+            None => launch.arg(&null),
+        };
+        launch.arg(&self.args);
+        // SAFETY: the arguments match `(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)`
+        // of every row kernel of the instance (a null sumsq only for the running sum, which then
+        // skips it); the buffers hold rows · n elements (checked above); the grid and dynamic
+        // shared memory come from the same geometry functions the kernel uses (`running_tile`,
+        // `running_shared_bytes`, the tile and window sizes).
+        unsafe { launch.launch(self.cfg) }?;
+        Ok(())
+    }
+}
+
+/// A prepared 2D box launch over `planes` planes of `height × width`: one kernel (fused) or two
+/// (separable, with its device scratch). Reusable across inputs of that shape.
+pub struct BoxPlan<T: WindowElement> {
+    instance: WindowInstance,
+    kind: BoxKind,
+    variant: BoxVariant,
+    args: BoxArgs<T>,
+    cfg: LaunchConfig,
+    /// Separable: the row pass and the scratch (row sums; floats also the suffix sums).
+    rows: Option<(WindowPlan<T>, Scratch<T>)>,
+}
+
+/// Device buffers of one accumulator pair per pixel.
+struct AccBuffers<T: WindowIn> {
+    s: CudaSlice<T::S>,
+    q: CudaSlice<T::Q>,
+}
+
+/// The separable pass's scratch: the row sums, and for floats the column pass's suffix sums.
+struct Scratch<T: WindowIn> {
+    rows: AccBuffers<T>,
+    suffix: Option<AccBuffers<T>>,
+}
+
+/// The outputs of one box launch: the first, and the second for the two-output kinds.
+type BoxOutputs<U0, U1, D> = (DeviceArray<U0, D>, Option<DeviceArray<U1, D>>);
+
+/// Output rows per thread of the integer column pass: enough that the `h` reads starting each
+/// strip are amortized (`h + 2·strip` reads for `strip` outputs), at least 64.
+fn column_strip(h: u32) -> u32 {
+    (2 * h).max(64)
+}
+
+/// Output rows per block of the fused kernel (each block first reads `h − 1` rows before its
+/// first output).
+const FUSED_STRIP: u32 = 64;
+
+impl<T: WindowElement> BoxPlan<T> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        gpu: &Gpu,
+        instance: WindowInstance,
+        kind: BoxKind,
+        (planes, height, width): (usize, usize, usize),
+        (win_h, win_w): (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<Self> {
+        if planes * height * width == 0 {
+            return Err(Error::InvalidArgument {
+                name: "shape",
+                reason: format!("a plan needs at least one pixel, got {planes} planes of {height} × {width}"),
+            });
+        }
+        let (h, w) = (check_side("window height", win_h)?, check_side("window width", win_w)?);
+        check_exact::<T>(win_h as u64 * win_w as u64)?;
+        let optin = gpu.props().shared_mem_per_block_optin as usize;
+        let size = size_of::<T>();
+        let cols = FUSED_BLOCK as usize * T::FUSED_COLS as usize;
+        let ring = (win_h + 1) * (cols + win_w - 1) * size;
+        let variant = match variant {
+            BoxVariant::Auto if !T::FLOAT && ring <= optin => BoxVariant::Fused,
+            BoxVariant::Auto => BoxVariant::Separable,
+            BoxVariant::Fused if T::FLOAT => {
+                return Err(Error::Unsupported {
+                    variant: BoxVariant::Fused.name(),
+                    reason: "the fused box slides running sums that subtract, exact only for integers; \
+                             floats run separable (van Herk/Gil-Werman)"
+                        .into(),
+                });
+            }
+            BoxVariant::Fused if ring > optin => {
+                let max_h = optin / ((cols + win_w - 1) * size) - 1;
+                return Err(Error::WindowTooLarge {
+                    window: win_h,
+                    max: max_h,
+                    what: "the fused variant's ring of rows in shared memory (window height)",
+                });
+            }
+            v => v,
+        };
+        let (mode, cval) = border_of::<T>(border);
+        let total = planes * height * width;
+        let mut args = BoxArgs {
+            height: height as u64,
+            width: width as u64,
+            planes: planes as u64,
+            win_h: h,
+            win_w: w,
+            anchor_y: h / 2,
+            anchor_x: w / 2,
+            border: mode as u32,
+            kind: kind as u32,
+            strip: 0,
+            _pad: 0,
+            cval,
+        };
+        let (cfg, rows) = if variant == BoxVariant::Fused {
+            args.strip = FUSED_STRIP;
+            let blocks = planes as u64 * (height as u64).div_ceil(FUSED_STRIP as u64) * (width as u64).div_ceil(cols as u64);
+            let cfg = LaunchConfig {
+                grid_dim: (launch_grid(blocks, "box", total)?, 1, 1),
+                block_dim: (FUSED_BLOCK, 1, 1),
+                shared_mem_bytes: ring as u32,
+            };
+            (cfg, None)
+        } else {
+            args.strip = if T::FLOAT { h } else { column_strip(h) };
+            let threads = planes as u64 * width as u64 * (height as u64).div_ceil(args.strip as u64);
+            let cfg = LaunchConfig {
+                grid_dim: (launch_grid(threads.div_ceil(WINDOW_BLOCK as u64), "box", total)?, 1, 1),
+                block_dim: (WINDOW_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let row_plan = WindowPlan::for_instance(
+                gpu,
+                T::ACC_INSTANCE,
+                planes * height,
+                width,
+                win_w,
+                border,
+                WindowVariant::RunningSum,
+            )?;
+            let stream = gpu.stream();
+            // SAFETY: the row pass writes every element of rs (and rq) before the column pass
+            // reads them; the float column pass writes each ts/tq element before reading it.
+            let scratch = unsafe {
+                let buffers = || -> Result<AccBuffers<T>> {
+                    Ok(AccBuffers {
+                        s: stream.alloc::<T::S>(total)?,
+                        q: stream.alloc::<T::Q>(total)?,
+                    })
+                };
+                Scratch {
+                    rows: buffers()?,
+                    suffix: if T::FLOAT { Some(buffers()?) } else { None },
+                }
+            };
+            (cfg, Some((row_plan, scratch)))
+        };
+        Ok(BoxPlan {
+            instance,
+            kind,
+            variant,
+            args,
+            cfg,
+            rows,
+        })
+    }
+
+    /// The variant this plan runs (`Auto` resolved).
+    pub fn variant(&self) -> BoxVariant {
+        self.variant
+    }
+
+    fn total(&self) -> usize {
+        (self.args.planes * self.args.height * self.args.width) as usize
+    }
+
+    /// Enqueues the box over `x` into `o0` (and `o1` for the two-output kinds). Asynchronous.
+    fn enqueue<U0: DeviceRepr, U1: DeviceRepr>(
+        &mut self,
+        gpu: &Gpu,
+        x: &CudaSlice<T>,
+        o0: &mut CudaSlice<U0>,
+        o1: Option<&mut CudaSlice<U1>>,
+    ) -> Result<()> {
+        let total = self.total();
+        if x.len() < total || o0.len() < total || o1.as_ref().is_some_and(|o| o.len() < total) {
+            return Err(Error::InvalidArgument {
+                name: "buffers",
+                reason: format!("a buffer holds fewer than the plan's {total} elements"),
+            });
+        }
+        if self.kind.two_outputs() != o1.is_some() {
+            return Err(Error::InvalidArgument {
+                name: "outputs",
+                reason: format!("{:?} writes {} output(s)", self.kind, 1 + self.kind.two_outputs() as usize),
+            });
+        }
+        let kernels = gpu.family::<WindowKernels>()?;
+        let null = 0u64;
+        let stream = gpu.stream();
+        match &mut self.rows {
+            None => {
+                let func = kernels.fused[self.instance as usize].as_ref().ok_or(Error::Unsupported {
+                    variant: BoxVariant::Fused.name(),
+                    reason: "no fused kernel for this instance".into(),
+                })?;
+                let mut launch = stream.launch_builder(func);
+                launch.arg(x).arg(o0);
+                match o1 {
+                    Some(o) => launch.arg(o),
+                    None => launch.arg(&null),
+                };
+                launch.arg(&self.args);
+                // SAFETY: matches `(x: *const T, o0: *mut S, o1: *mut Q, a: BoxArgs<T>)` of the
+                // instance's fused entry; the buffers hold planes · height · width elements
+                // (checked); o1 is read only for two-output kinds, which pass it; grid and ring
+                // size come from the same FUSED_BLOCK, FUSED_COLS and strip the kernel uses.
+                unsafe { launch.launch(self.cfg) }?;
+            }
+            Some((row_plan, scratch)) => {
+                let needs_sq = self.kind.needs_sumsq();
+                row_plan.launch(gpu, x, &mut scratch.rows.s, needs_sq.then_some(&mut scratch.rows.q))?;
+                let func = &kernels.functions[self.instance as usize][WindowKernel::BoxColumns.index()];
+                let mut launch = stream.launch_builder(func);
+                launch.arg(&scratch.rows.s).arg(&scratch.rows.q);
+                match &mut scratch.suffix {
+                    Some(t) => launch.arg(&mut t.s).arg(&mut t.q),
+                    None => launch.arg(&null).arg(&null),
+                };
+                launch.arg(o0);
+                match o1 {
+                    Some(o) => launch.arg(o),
+                    None => launch.arg(&null),
+                };
+                launch.arg(&self.args);
+                // SAFETY: matches `(rs, rq, ts, tq, o0, o1, a: BoxArgs<T>)` of the instance's
+                // box_columns entry; rs (and rq, written when the kind needs squares) hold the row
+                // pass's accumulators for every pixel; ts/tq (floats) hold as many; the grid covers
+                // planes · width · ⌈height / strip⌉ threads with the kernel's own strip rule.
+                unsafe { launch.launch(self.cfg) }?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Window sums and sums of squares of `width` samples along the last axis of `x` (leading
+    /// axes are a batch), `Auto` variant. Annotate the result to pick the output types (module
+    /// docs).
+    pub fn window_sum_sumsq<T, S, Q, D, X>(&self, x: X, width: usize, border: Border) -> Result<(X::Output<S>, X::Output<Q>)>
+    where
+        T: WindowElement,
+        S: DeviceRepr + Clone,
+        Q: DeviceRepr + Clone,
+        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        self.window_sum_sumsq_with(x, width, border, WindowVariant::Auto)
+    }
+
+    /// [`Gpu::window_sum_sumsq`] with a chosen rung of the ladder.
+    pub fn window_sum_sumsq_with<T, S, Q, D, X>(
+        &self,
+        x: X,
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
+    ) -> Result<(X::Output<S>, X::Output<Q>)>
+    where
+        T: WindowElement,
+        S: DeviceRepr + Clone,
+        Q: DeviceRepr + Clone,
+        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        let dim = x.dims();
+        let (rows, n) = rows_and_len(dim.slice())?;
+        check_side("width", width)?;
+        let mut sum = DeviceArray::<S, D>::uninit(self, dim.clone())?;
+        let mut sumsq = DeviceArray::<Q, D>::uninit(self, dim)?;
+        if let Some(input) = x.device(self)? {
+            let plan = WindowPlan::<T>::new::<(S, Q)>(self, rows, n, width, border, variant)?;
+            plan.enqueue::<(S, Q)>(self, input.slice(), sum.as_mut_slice(), sumsq.as_mut_slice())?;
+        }
+        Ok((X::finish(self, sum)?, X::finish(self, sumsq)?))
+    }
+
+    /// Runs a box plan of `kind` over `x` into fresh outputs.
+    #[allow(clippy::too_many_arguments)]
+    fn run_box<T, U0, U1, D, X>(
+        &self,
+        x: &X,
+        instance: WindowInstance,
+        kind: BoxKind,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<BoxOutputs<U0, U1, D>>
+    where
+        T: WindowElement,
+        U0: DeviceRepr + Clone,
+        U1: DeviceRepr + Clone,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        let dim = x.dims();
+        let shape = planes_and_size(dim.slice())?;
+        check_side("window height", window.0)?;
+        check_side("window width", window.1)?;
+        let mut o0 = DeviceArray::<U0, D>::uninit(self, dim.clone())?;
+        let mut o1 = if kind.two_outputs() {
+            Some(DeviceArray::<U1, D>::uninit(self, dim)?)
+        } else {
+            None
+        };
+        if let Some(input) = x.device(self)? {
+            let mut plan = BoxPlan::<T>::new(self, instance, kind, shape, window, border, variant)?;
+            plan.enqueue(self, input.slice(), o0.as_mut_slice(), o1.as_mut().map(|o| o.as_mut_slice()))?;
+        }
+        Ok((o0, o1))
+    }
+
+    /// Sums over `(h, w)` boxes of the last two axes of `x` (leading axes are a batch of planes),
+    /// `Auto` variant. Annotate the result to pick the output type (module docs).
+    pub fn box_sum<T, S, D, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<S>>
+    where
+        T: WindowElement,
+        S: SumOutput<T>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        self.box_sum_with(x, window, border, BoxVariant::Auto)
+    }
+
+    /// [`Gpu::box_sum`] with a chosen variant.
+    pub fn box_sum_with<T, S, D, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<X::Output<S>>
+    where
+        T: WindowElement,
+        S: SumOutput<T>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        let (o0, _) = self.run_box::<T, S, S, D, X>(&x, S::INSTANCE, BoxKind::Sum, window, border, variant)?;
+        X::finish(self, o0)
+    }
+
+    /// Sums and sums of squares over `(h, w)` boxes of the last two axes, `Auto` variant.
+    pub fn box_sum_sumsq<T, S, Q, D, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<(X::Output<S>, X::Output<Q>)>
+    where
+        T: WindowElement,
+        S: DeviceRepr + Clone,
+        Q: DeviceRepr + Clone,
+        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        self.box_sum_sumsq_with(x, window, border, BoxVariant::Auto)
+    }
+
+    /// [`Gpu::box_sum_sumsq`] with a chosen variant.
+    pub fn box_sum_sumsq_with<T, S, Q, D, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<(X::Output<S>, X::Output<Q>)>
+    where
+        T: WindowElement,
+        S: DeviceRepr + Clone,
+        Q: DeviceRepr + Clone,
+        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        let instance = <(S, Q) as SumsOutput<T>>::INSTANCE;
+        let (o0, o1) = self.run_box::<T, S, Q, D, X>(&x, instance, BoxKind::SumSumSq, window, border, variant)?;
+        let o1 = o1.expect("two-output kind");
+        Ok((X::finish(self, o0)?, X::finish(self, o1)?))
+    }
+
+    /// Local mean and population variance over `(h, w)` boxes of the last two axes (variance
+    /// clamped at 0), `Auto` variant. Annotate the result: f32 or f64.
+    pub fn local_mean_variance<T, F, D, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<(X::Output<F>, X::Output<F>)>
+    where
+        T: WindowElement,
+        F: MomentsOutput<T>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        self.local_mean_variance_with(x, window, border, BoxVariant::Auto)
+    }
+
+    /// [`Gpu::local_mean_variance`] with a chosen variant.
+    pub fn local_mean_variance_with<T, F, D, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<(X::Output<F>, X::Output<F>)>
+    where
+        T: WindowElement,
+        F: MomentsOutput<T>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        let (o0, o1) = self.run_box::<T, F, F, D, X>(&x, F::INSTANCE, BoxKind::MeanVar, window, border, variant)?;
+        let o1 = o1.expect("two-output kind");
+        Ok((X::finish(self, o0)?, X::finish(self, o1)?))
+    }
+
+    /// Local standard deviation (population) over `(h, w)` boxes of the last two axes, `Auto`.
+    pub fn local_std<T, F, D, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<F>>
+    where
+        T: WindowElement,
+        F: MomentsOutput<T>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        self.local_std_with(x, window, border, BoxVariant::Auto)
+    }
+
+    /// [`Gpu::local_std`] with a chosen variant.
+    pub fn local_std_with<T, F, D, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<X::Output<F>>
+    where
+        T: WindowElement,
+        F: MomentsOutput<T>,
+        D: Dimension,
+        X: Operand<T, D>,
+    {
+        let (o0, _) = self.run_box::<T, F, F, D, X>(&x, F::INSTANCE, BoxKind::Std, window, border, variant)?;
+        X::finish(self, o0)
+    }
+}
+
+/// A reusable 2D box launch for timing: the plan plus its kind's output types.
+pub struct BoxLaunch<T: WindowElement> {
+    plan: BoxPlan<T>,
+}
+
+impl<T: WindowElement> BoxLaunch<T> {
+    /// Plans local mean and variance (`F` outputs) over `(h, w)` boxes of `planes` planes.
+    pub fn mean_variance<F: MomentsOutput<T>>(
+        gpu: &Gpu,
+        shape: (usize, usize, usize),
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<Self> {
+        let plan = BoxPlan::new(gpu, F::INSTANCE, BoxKind::MeanVar, shape, window, border, variant)?;
+        Ok(BoxLaunch { plan })
+    }
+
+    /// The variant the plan runs.
+    pub fn variant(&self) -> BoxVariant {
+        self.plan.variant()
+    }
+
+    /// Enqueues mean and variance of `x` into `mean` and `var`. Asynchronous.
+    pub fn enqueue<F: MomentsOutput<T>>(
+        &mut self,
+        gpu: &Gpu,
+        x: &CudaSlice<T>,
+        mean: &mut CudaSlice<F>,
+        var: &mut CudaSlice<F>,
+    ) -> Result<()> {
+        if F::INSTANCE != self.plan.instance {
+            return Err(Error::InvalidArgument {
+                name: "outputs",
+                reason: format!("the plan writes {:?}, not {:?}", self.plan.instance, F::INSTANCE),
+            });
+        }
+        self.plan.enqueue(gpu, x, mean, Some(var))
+    }
+}
+
+/// `W128` is how `u128` outputs travel (two 64-bit words, low first, as `u128` lies in memory on
+/// the little-endian hosts cudarc supports).
+const _: () = assert!(size_of::<W128>() == size_of::<u128>());
