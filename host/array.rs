@@ -34,11 +34,16 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
     }
 
     /// An array of shape `dim` whose elements are not initialized: for outputs that a kernel
-    /// writes in full before anyone reads them.
+    /// writes in full before anyone reads them. With `GPUPRIMS_POISON_OUTPUTS=1` in the
+    /// environment (the tests set it) the elements are poisoned instead (all-one bytes: NaN for
+    /// floats, the maximum for unsigned integers), so an element an op fails to write shows.
     pub fn uninit(gpu: &Gpu, dim: D) -> Result<Self> {
         // SAFETY: `T: DeviceRepr` is plain data; callers write every element before reading it
         // (the ops that create outputs launch kernels covering every element).
-        let data = unsafe { gpu.stream().alloc::<T>(dim.size().max(1)) }?;
+        let mut data = unsafe { gpu.stream().alloc::<T>(dim.size().max(1)) }?;
+        if poison_outputs() {
+            gpu.poison(&mut data)?;
+        }
         Ok(DeviceArray { data, dim })
     }
 
@@ -83,6 +88,12 @@ impl<T, D: Dimension> DeviceArray<T, D> {
     pub fn as_mut_slice(&mut self) -> &mut CudaSlice<T> {
         &mut self.data
     }
+}
+
+/// Whether `GPUPRIMS_POISON_OUTPUTS=1` asks for poisoned output allocations (read once).
+fn poison_outputs() -> bool {
+    static POISON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *POISON.get_or_init(|| std::env::var("GPUPRIMS_POISON_OUTPUTS").is_ok_and(|v| v == "1"))
 }
 
 /// A contiguous device buffer an op reads: borrowed from a [`DeviceArray`] or freshly uploaded.

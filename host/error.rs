@@ -30,7 +30,11 @@ pub enum Error {
     /// The window is larger than the variant or the element type supports (shared-memory
     /// staging of the window, or sums that would no longer be exact).
     #[error("a window of {window} samples exceeds the maximum of {max} for {what}")]
-    WindowTooLarge { window: usize, max: usize, what: &'static str },
+    WindowTooLarge {
+        window: usize,
+        max: usize,
+        what: &'static str,
+    },
 
     /// The variant cannot run this input.
     #[error("variant `{variant}` cannot run this input: {reason}")]

@@ -4,13 +4,18 @@
 mod common;
 mod cpu_conv1d;
 mod cpu_reference;
+mod cpu_window;
 mod gpu_conv1d;
 mod gpu_reduce;
+mod gpu_window;
 mod ptx;
 
 use libtest_mimic::{Arguments, Trial};
 
 fn main() {
+    // Every output an op allocates is poisoned first, so an element a kernel misses shows.
+    // SAFETY: set before any thread exists.
+    unsafe { std::env::set_var("GPUPRIMS_POISON_OUTPUTS", "1") };
     let args = Arguments::from_args();
     let mut trials: Vec<Trial> = Vec::new();
     trials.extend(cpu_reference::trials());
@@ -18,5 +23,7 @@ fn main() {
     trials.extend(cpu_conv1d::trials());
     trials.extend(gpu_reduce::trials());
     trials.extend(gpu_conv1d::trials());
+    trials.extend(cpu_window::trials());
+    trials.extend(gpu_window::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -113,7 +113,13 @@ pub fn row_oracle<T: OracleElement>(row: &[T], width: usize, border: Border, i: 
 
 /// The values of the `(h, w)` box of output `(r, c)` of a row-major plane of `width` columns
 /// (a position outside the plane in either axis reads the constant for the constant modes).
-fn box_values<T: OracleElement>(plane: &[T], width: usize, window: (usize, usize), border: Border, (r, c): (usize, usize)) -> Vec<T> {
+fn box_values<T: OracleElement>(
+    plane: &[T],
+    width: usize,
+    window: (usize, usize),
+    border: Border,
+    (r, c): (usize, usize),
+) -> Vec<T> {
     let height = plane.len() / width;
     let (r0, c0) = (r as i64 - (window.0 / 2) as i64, c as i64 - (window.1 / 2) as i64);
     let cval = T::from_f64(border.device().1);
@@ -132,7 +138,13 @@ fn box_values<T: OracleElement>(plane: &[T], width: usize, window: (usize, usize
 }
 
 /// Output `(r, c)` of `(h, w)` box sums over a row-major plane of `width` columns.
-pub fn box_oracle<T: OracleElement>(plane: &[T], width: usize, window: (usize, usize), border: Border, at: (usize, usize)) -> WindowRef {
+pub fn box_oracle<T: OracleElement>(
+    plane: &[T],
+    width: usize,
+    window: (usize, usize),
+    border: Border,
+    at: (usize, usize),
+) -> WindowRef {
     summarize(&box_values(plane, width, window, border, at))
 }
 
@@ -230,7 +242,9 @@ where
         let mut col = Vec::with_capacity(height);
         for r in 0..height as i64 {
             col.push(acc);
-            acc = acc.plus(row_sum(start + r + window.0 as i64, c)).minus(row_sum(start + r, c));
+            acc = acc
+                .plus(row_sum(start + r + window.0 as i64, c))
+                .minus(row_sum(start + r, c));
         }
         col
     };

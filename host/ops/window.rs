@@ -235,7 +235,11 @@ impl Family for WindowKernels {
         let optin = gpu.props().shared_mem_per_block_optin as i32;
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         for fs in &functions {
-            for k in [WindowKernel::StagedWindow, WindowKernel::SharedTile, WindowKernel::RunningSum] {
+            for k in [
+                WindowKernel::StagedWindow,
+                WindowKernel::SharedTile,
+                WindowKernel::RunningSum,
+            ] {
                 fs[k.index()].set_attribute(attr, optin)?;
             }
         }
@@ -421,19 +425,29 @@ impl<T: WindowElement> WindowPlan<T> {
         let kernel = variant.kernel();
         let total = rows as u64 * n as u64;
         let block = WINDOW_BLOCK as u64;
-        let too_large = |max: usize, what| Error::WindowTooLarge { window: width, max, what };
+        let too_large = |max: usize, what| Error::WindowTooLarge {
+            window: width,
+            max,
+            what,
+        };
         let (blocks, shared, tile) = match kernel {
             WindowKernel::StagedWindow => {
                 let max = optin / (WINDOW_BLOCK as usize * size);
                 if width > max {
-                    return Err(too_large(max, "the staged-window variant (a window per thread in shared memory)"));
+                    return Err(too_large(
+                        max,
+                        "the staged-window variant (a window per thread in shared memory)",
+                    ));
                 }
                 (total.div_ceil(block), WINDOW_BLOCK as usize * width * size, 0)
             }
             WindowKernel::SharedTile => {
                 let max = optin / size + 1 - WINDOW_BLOCK as usize;
                 if width > max {
-                    return Err(too_large(max, "the shared-tile variant (tile and halo in shared memory)"));
+                    return Err(too_large(
+                        max,
+                        "the shared-tile variant (tile and halo in shared memory)",
+                    ));
                 }
                 let blocks = rows as u64 * (n as u64).div_ceil(block);
                 (blocks, (WINDOW_BLOCK as usize + width - 1) * size, 0)
@@ -648,7 +662,8 @@ impl<T: WindowElement> BoxPlan<T> {
         };
         let (cfg, rows) = if variant == BoxVariant::Fused {
             args.strip = FUSED_STRIP;
-            let blocks = planes as u64 * (height as u64).div_ceil(FUSED_STRIP as u64) * (width as u64).div_ceil(cols as u64);
+            let blocks =
+                planes as u64 * (height as u64).div_ceil(FUSED_STRIP as u64) * (width as u64).div_ceil(cols as u64);
             let cfg = LaunchConfig {
                 grid_dim: (launch_grid(blocks, "box", total)?, 1, 1),
                 block_dim: (FUSED_BLOCK, 1, 1),
@@ -726,7 +741,11 @@ impl<T: WindowElement> BoxPlan<T> {
         if self.kind.two_outputs() != o1.is_some() {
             return Err(Error::InvalidArgument {
                 name: "outputs",
-                reason: format!("{:?} writes {} output(s)", self.kind, 1 + self.kind.two_outputs() as usize),
+                reason: format!(
+                    "{:?} writes {} output(s)",
+                    self.kind,
+                    1 + self.kind.two_outputs() as usize
+                ),
             });
         }
         let kernels = gpu.family::<WindowKernels>()?;
@@ -734,10 +753,12 @@ impl<T: WindowElement> BoxPlan<T> {
         let stream = gpu.stream();
         match &mut self.rows {
             None => {
-                let func = kernels.fused[self.instance as usize].as_ref().ok_or(Error::Unsupported {
-                    variant: BoxVariant::Fused.name(),
-                    reason: "no fused kernel for this instance".into(),
-                })?;
+                let func = kernels.fused[self.instance as usize]
+                    .as_ref()
+                    .ok_or(Error::Unsupported {
+                        variant: BoxVariant::Fused.name(),
+                        reason: "no fused kernel for this instance".into(),
+                    })?;
                 let mut launch = stream.launch_builder(func);
                 launch.arg(x).arg(o0);
                 match o1 {
@@ -782,7 +803,12 @@ impl Gpu {
     /// Window sums and sums of squares of `width` samples along the last axis of `x` (leading
     /// axes are a batch), `Auto` variant. Annotate the result to pick the output types (module
     /// docs).
-    pub fn window_sum_sumsq<T, S, Q, D, X>(&self, x: X, width: usize, border: Border) -> Result<(X::Output<S>, X::Output<Q>)>
+    pub fn window_sum_sumsq<T, S, Q, D, X>(
+        &self,
+        x: X,
+        width: usize,
+        border: Border,
+    ) -> Result<(X::Output<S>, X::Output<Q>)>
     where
         T: WindowElement,
         S: DeviceRepr + Clone,
@@ -852,7 +878,12 @@ impl Gpu {
         };
         if let Some(input) = x.device(self)? {
             let mut plan = BoxPlan::<T>::new(self, instance, kind, shape, window, border, variant)?;
-            plan.enqueue(self, input.slice(), o0.as_mut_slice(), o1.as_mut().map(|o| o.as_mut_slice()))?;
+            plan.enqueue(
+                self,
+                input.slice(),
+                o0.as_mut_slice(),
+                o1.as_mut().map(|o| o.as_mut_slice()),
+            )?;
         }
         Ok((o0, o1))
     }

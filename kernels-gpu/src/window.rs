@@ -300,10 +300,14 @@ where
         let row = x.add((r * a.n) as usize);
         let ps = sum.add(o as usize);
         ps.write_volatile(S::ZERO);
-        for_window(row, i, &a, |_, v| ps.write_volatile(ps.read_volatile().plus(S::from_acc(v.lift().s))));
+        for_window(row, i, &a, |_, v| {
+            ps.write_volatile(ps.read_volatile().plus(S::from_acc(v.lift().s)))
+        });
         let pq = sumsq.add(o as usize);
         pq.write_volatile(Q::ZERO);
-        for_window(row, i, &a, |_, v| pq.write_volatile(pq.read_volatile().plus(Q::from_acc(v.lift().q))));
+        for_window(row, i, &a, |_, v| {
+            pq.write_volatile(pq.read_volatile().plus(Q::from_acc(v.lift().q)))
+        });
     }
 }
 
@@ -364,7 +368,11 @@ where
     let mut j = thread_idx();
     while j < len {
         // SAFETY: j < len; the row holds n samples.
-        unsafe { tile_mem.add(j as usize).write(sample(row, first + j as i64, a.n, mode, a.cval)) };
+        unsafe {
+            tile_mem
+                .add(j as usize)
+                .write(sample(row, first + j as i64, a.n, mode, a.cval))
+        };
         j += WINDOW_BLOCK;
     }
     // SAFETY: every thread reaches this barrier (no early return above).
@@ -405,7 +413,10 @@ impl<S: WarpShuffle, Q: WarpShuffle> WarpShuffle for Sums<S, Q> {
     #[inline(always)]
     fn map_words(self, mut f: impl FnMut(u32) -> u32) -> Self {
         let s = self.s.map_words(&mut f);
-        Sums { s, q: self.q.map_words(f) }
+        Sums {
+            s,
+            q: self.q.map_words(f),
+        }
     }
 }
 
@@ -677,11 +688,19 @@ where
         // Prefix sums restarting at multiples of w: the window ends, slots [tile, tile + outputs).
         // SAFETY: uniform arguments; every thread calls.
         unsafe {
-            running_pass::<T, C>(Pass::ForwardExclusive, width + outputs, width, scan, xs, load, |p, v| {
-                if ends.contains(&p) {
-                    put(end_base + p - width, v);
-                }
-            });
+            running_pass::<T, C>(
+                Pass::ForwardExclusive,
+                width + outputs,
+                width,
+                scan,
+                xs,
+                load,
+                |p, v| {
+                    if ends.contains(&p) {
+                        put(end_base + p - width, v);
+                    }
+                },
+            );
         }
         // Suffix sums to the end of each w-block: the window starts, slots [0, outputs).
         let span = outputs.div_ceil(width) * width;

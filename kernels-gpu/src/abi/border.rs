@@ -58,4 +58,3 @@ pub const fn border_index(i: i64, n: i64, mode: BorderMode) -> Option<i64> {
         BorderMode::Wrap => Some(i.rem_euclid(n)),
     }
 }
-
