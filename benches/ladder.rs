@@ -1,6 +1,7 @@
-//! Benchmark: every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32) and every 1D
+//! Benchmark: every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32), every 1D
 //! filter variant over 2^16 … 2^27 samples with 5 and 31 taps (mean filter, zero border; f64, and
-//! f32 at two sizes), with the device-to-device copy bandwidth measured in the same run as the
+//! f32 at two sizes), and the window statistics (u8 images 1024² … 8192²: row sums at widths 15
+//! and 255, 15 × 15 local mean and variance), with the device-to-device copy bandwidth measured in the same run as the
 //! ceiling. Writes CSV and a markdown table under `target/gpuprims-bench/` and prints the table.
 //!
 //!     cargo bench --bench ladder
@@ -12,8 +13,8 @@ use std::fmt::Write as _;
 
 use gpuprims::cpu::conv1d as cpu1d;
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::{Border, Conv1dElement, Filter1d, Gpu};
-use support::{Filter1dWork, Row};
+use gpuprims::{Border, Conv1dElement, Filter1d, Gpu, WindowVariant};
+use support::{Filter1dWork, Row, WindowWork};
 
 fn main() {
     let gpu = match Gpu::new() {
@@ -82,6 +83,33 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         for log2 in [24, 27] {
             let rows = filter_rows::<f32>(gpu, log2, width, "mean_filter1d f32", copy)?;
             record(&rows, &format!("2^{log2} × {width}"), None, None);
+        }
+    }
+    // Window statistics: u8 images → two f32 images, the row ladder's fast rungs at widths 15 and
+    // 255, and the 15 × 15 local mean + variance through both 2D variants.
+    let row_variants = [
+        WindowVariant::SharedTile,
+        WindowVariant::RunningSum,
+        WindowVariant::Auto,
+    ];
+    for side in [1024, 2048, 4096, 8192] {
+        let pixels = support::image::<u8>(side * side, side as u64);
+        for width in [15, 255] {
+            let work = WindowWork {
+                x: &pixels,
+                rows: side,
+                n: side,
+                width,
+                border: Border::Zero,
+            };
+            let want = support::window_want(&work);
+            let rows = support::window_ladder(gpu, &work, &want, "window_sum_sumsq u8→f32", copy, &row_variants)?;
+            record(&rows, &format!("{side}² × {width}"), None, None);
+        }
+        if side >= 2048 {
+            let (_, _, want) = support::box_cpu(&pixels, side, (15, 15), Border::Reflect);
+            let rows = support::box_ladder(gpu, &pixels, (side, side), (15, 15), Border::Reflect, &want, copy)?;
+            record(&rows, &format!("{side}² × 15×15"), None, None);
         }
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gpuprims-bench");

@@ -7,8 +7,8 @@
 mod support;
 
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::{Border, Filter1d, Gpu};
-use support::{Filter1dWork, Row};
+use gpuprims::{Border, Filter1d, Gpu, WindowVariant};
+use support::{Filter1dWork, Row, WindowWork};
 
 fn main() {
     let quick = support::quick();
@@ -28,16 +28,32 @@ fn main() {
         border: Border::Zero,
     };
     let (f_serial, f_rayon, f_want) = support::conv1d_cpu(&work);
+    let (ih, iw) = if quick { (64, 1000) } else { (8192, 8192) };
+    let pixels = support::image::<u8>(ih * iw, 2026);
+    let window = WindowWork {
+        x: &pixels,
+        rows: ih,
+        n: iw,
+        width: 15,
+        border: Border::Zero,
+    };
+    let (w_serial, w_rayon, w_want) = support::window_cpu(&window);
+    let started = std::time::Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) => {
             println!("No GPU: {e}.");
             println!("CPU reference: serial {serial:.1} µs, rayon {rayon:.1} µs (sum of squares = {want}).");
             println!("1D mean filter (5 taps, {signal_len} f64): CPU serial {f_serial:.1} µs, rayon {f_rayon:.1} µs.");
+            println!("Row window sums (width 15, u8 {ih} × {iw}): CPU serial {w_serial:.1} µs, rayon {w_rayon:.1} µs.");
             println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladders.");
             return;
         }
     };
+    println!(
+        "Gpu::new (context, stream, module load: the driver JIT-compiles the PTX) took {:.1} ms",
+        started.elapsed().as_secs_f64() * 1e3
+    );
     let result = (|| -> gpuprims::Result<()> {
         let copy = gpu.copy_bandwidth_gbps(if quick { 16 << 20 } else { 256 << 20 }, 10)?;
         let rows = support::sumsq_ladder(&gpu, &x, want, copy)?;
@@ -56,7 +72,20 @@ fn main() {
             f_rayon,
         );
         summary(&filter_rows, f_serial);
-        let rows: Vec<Row> = rows.into_iter().chain(filter_rows).collect();
+        let variants: Vec<WindowVariant> = WindowVariant::ALL
+            .iter()
+            .copied()
+            .chain([WindowVariant::Auto])
+            .collect();
+        let window_rows = support::window_ladder(&gpu, &window, &w_want, "window_sum_sumsq u8", copy, &variants)?;
+        support::print_table(
+            &format!("row window sum + sum of squares, width 15, u8 {ih} × {iw} → 2 × f32 (the tutorial's workload)"),
+            &window_rows,
+            w_serial,
+            w_rayon,
+        );
+        summary(&window_rows, w_serial);
+        let rows: Vec<Row> = rows.into_iter().chain(filter_rows).chain(window_rows).collect();
         if rows.iter().any(|r| !r.ok) {
             eprintln!("FAIL: a variant disagreed with the CPU reference");
             std::process::exit(1);

@@ -40,7 +40,7 @@ pub struct Seg<V> {
 /// Accumulator arithmetic. Integers wrap: a difference of two running sums is then exact
 /// (modulo 2^k, hence exactly) whenever the window's own value fits the type, however large the
 /// running sums grow. `f64` is IEEE arithmetic (the float path never subtracts).
-pub trait Acc: Copy {
+pub trait Acc: Copy + PartialEq {
     const ZERO: Self;
     fn plus(self, o: Self) -> Self;
     fn minus(self, o: Self) -> Self;
