@@ -28,8 +28,8 @@ for m in "${modes[@]}"; do
   case "$m" in
     tests) grep -hE "^test result|FAILED|^n=" "$work/tests/logs/"*.log | head -20 ;;
     sanitize) grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$work/sanitize/logs/"*.log | sort | uniq -c ;;
-    examples) for ex in reduction conv1d; do
-                grep -hE "^\||^device|^CPU|^###|Summary|^moving|^tutorial" "$work/examples/logs/example-$ex.log"
+    examples) for ex in reduction conv1d window_stats tour; do
+                grep -hE "^\||^device|^CPU|^###|Summary|^moving|^tutorial|^Gpu::new|^\(" "$work/examples/logs/example-$ex.log"
               done ;;
     benches) grep -hE "^\| " "$work/benches/logs/"*.log | grep -E "8-shuffle|register|shared-tile|constant|global" ;;
     peers) grep -E "^W[0-9]|^!!!" "$work/peers/peers.txt" ;;

@@ -468,7 +468,11 @@ where
 {
     let base = Array2::from_shape_vec((23, 40), T::random(23 * 40, 91)).expect("shape");
     let views = [
-        ("transposed", base.t().to_owned(), base.t().into_dyn()),
+        (
+            "transposed",
+            base.t().as_standard_layout().into_owned(),
+            base.t().into_dyn(),
+        ),
         (
             "strided",
             base.slice(s![.., ..;3]).to_owned(),

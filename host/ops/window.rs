@@ -75,7 +75,7 @@ use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
     BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, Seg, Sums, WINDOW_BLOCK, WindowIn, WindowKernel, running_shared_bytes,
-    running_tile,
+    running_tile, sliding_outputs, sliding_shared_bytes,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -196,15 +196,15 @@ macro_rules! window_table {
                 }
             }
 
-            /// The fused 2D kernel's symbol (integer instances).
-            pub const fn fused_name(self) -> Option<&'static str> {
+            /// The integer-only kernels' symbols: the sliding row kernel and the fused 2D box.
+            pub const fn int_names(self) -> Option<[&'static str; 2]> {
                 match self {
                     $(WindowInstance::$inst => window_table!(@fused $fused $inst)),*
                 }
             }
         }
     };
-    (@fused fused $inst:ident) => { Some(crate::window_fused_name!($inst)) };
+    (@fused fused $inst:ident) => { Some(crate::window_int_names!($inst)) };
     (@fused separable $inst:ident) => { None };
 }
 
@@ -216,20 +216,35 @@ unsafe impl<T: WindowElement> DeviceRepr for RowArgs<T> {}
 // SAFETY: as above.
 unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 
-/// The window family's state on one `Gpu`: each instance's kernels.
+/// The window family's state on one `Gpu`: each instance's kernels, and the integer instances'
+/// sliding and fused kernels.
 pub(crate) struct WindowKernels {
     functions: Vec<[CudaFunction; WindowKernel::ALL.len()]>,
-    fused: Vec<Option<CudaFunction>>,
+    int: Vec<Option<IntKernels>>,
+}
+
+struct IntKernels {
+    sliding: CudaFunction,
+    fused: CudaFunction,
 }
 
 impl Family for WindowKernels {
     fn load(gpu: &Gpu) -> Result<Self> {
         let module = gpu.module();
         let functions = crate::kernels::load_table(module, WindowInstance::ALL, WindowInstance::names)?;
-        let fused = WindowInstance::ALL
+        let int = WindowInstance::ALL
             .iter()
-            .map(|i| i.fused_name().map(|n| module.load_function(n)).transpose())
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|i| {
+                i.int_names()
+                    .map(|[s, f]| -> Result<IntKernels> {
+                        Ok(IntKernels {
+                            sliding: module.load_function(s)?,
+                            fused: module.load_function(f)?,
+                        })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
         // The shared-memory kernels size their tiles from the window: let them use the whole
         // opt-in limit (the host checks each launch against it).
         let optin = gpu.props().shared_mem_per_block_optin as i32;
@@ -243,16 +258,17 @@ impl Family for WindowKernels {
                 fs[k.index()].set_attribute(attr, optin)?;
             }
         }
-        for f in fused.iter().flatten() {
-            f.set_attribute(attr, optin)?;
+        for k in int.iter().flatten() {
+            k.sliding.set_attribute(attr, optin)?;
+            k.fused.set_attribute(attr, optin)?;
         }
-        Ok(WindowKernels { functions, fused })
+        Ok(WindowKernels { functions, int })
     }
 
     fn kernel_names() -> Vec<&'static str> {
         WindowInstance::ALL
             .iter()
-            .flat_map(|i| i.names().into_iter().chain(i.fused_name()))
+            .flat_map(|i| i.names().into_iter().chain(i.int_names().into_iter().flatten()))
             .collect()
     }
 }
@@ -380,11 +396,32 @@ fn launch_grid(blocks: u64, what: &'static str, len: usize) -> Result<u32> {
         })
 }
 
+/// Planning never picks an integer-only kernel for a float instance; this is the error if it did.
+fn no_int_kernels(instance: WindowInstance) -> Error {
+    Error::Unsupported {
+        variant: "running sums that subtract",
+        reason: format!("{instance:?} has no integer-only kernels"),
+    }
+}
+
+/// The kernel a row plan launches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RowKernel {
+    /// One of every instance's kernels.
+    Table(WindowKernel),
+    /// The integer sliding kernel.
+    Sliding,
+}
+
+/// Widest window the integer running-sum rung slides (each thread starts from `w/16` chunk sums,
+/// so wider windows go to the block-scan kernel, whose cost does not grow with the width).
+pub const SLIDING_MAX_WIDTH: usize = 1024;
+
 /// A prepared row-window launch for `rows` rows of `n` samples: kernel, grid and arguments.
 /// Reusable across inputs of that shape (the examples and the bench time [`WindowPlan::enqueue`]).
 pub struct WindowPlan<T: WindowElement> {
     instance: WindowInstance,
-    kernel: WindowKernel,
+    kernel: RowKernel,
     cfg: LaunchConfig,
     args: RowArgs<T>,
 }
@@ -422,7 +459,16 @@ impl<T: WindowElement> WindowPlan<T> {
         check_exact::<T>(width as u64)?;
         let size = size_of::<T>();
         let optin = gpu.props().shared_mem_per_block_optin as usize;
-        let kernel = variant.kernel();
+        let table = variant.kernel();
+        let sums = size_of::<Sums<T::S, T::Q>>();
+        let span = WINDOW_BLOCK * sliding_outputs(size);
+        let sliding_bytes = sliding_shared_bytes(span, width as u64, size, sums);
+        let kernel =
+            if table == WindowKernel::RunningSum && !T::FLOAT && width <= SLIDING_MAX_WIDTH && sliding_bytes <= optin {
+                RowKernel::Sliding
+            } else {
+                RowKernel::Table(table)
+            };
         let total = rows as u64 * n as u64;
         let block = WINDOW_BLOCK as u64;
         let too_large = |max: usize, what| Error::WindowTooLarge {
@@ -430,7 +476,8 @@ impl<T: WindowElement> WindowPlan<T> {
             max,
             what,
         };
-        let (blocks, shared, tile) = match kernel {
+        let (blocks, shared, tile) = match table {
+            _ if kernel == RowKernel::Sliding => (rows as u64 * (n as u64).div_ceil(span as u64), sliding_bytes, 0),
             WindowKernel::StagedWindow => {
                 let max = optin / (WINDOW_BLOCK as usize * size);
                 if width > max {
@@ -537,14 +584,20 @@ impl<T: WindowElement> WindowPlan<T> {
         {
             return Err(short("sumsq", q.len()));
         }
-        if sumsq.is_none() && self.kernel != WindowKernel::RunningSum {
-            return Err(Error::Unsupported {
-                variant: "window row kernel",
-                reason: "only the running-sum kernel may skip the sums of squares".into(),
-            });
-        }
         let kernels = gpu.family::<WindowKernels>()?;
-        let func = &kernels.functions[self.instance as usize][self.kernel.index()];
+        let func = match self.kernel {
+            RowKernel::Table(k) if sumsq.is_none() && k != WindowKernel::RunningSum => {
+                return Err(Error::Unsupported {
+                    variant: "window row kernel",
+                    reason: "only the running-sum kernels may skip the sums of squares".into(),
+                });
+            }
+            RowKernel::Table(k) => &kernels.functions[self.instance as usize][k.index()],
+            RowKernel::Sliding => match &kernels.int[self.instance as usize] {
+                Some(int) => &int.sliding,
+                None => return Err(no_int_kernels(self.instance)),
+            },
+        };
         let null = 0u64;
         let mut launch = gpu.stream().launch_builder(func);
         launch.arg(x).arg(sum);
@@ -753,12 +806,10 @@ impl<T: WindowElement> BoxPlan<T> {
         let stream = gpu.stream();
         match &mut self.rows {
             None => {
-                let func = kernels.fused[self.instance as usize]
-                    .as_ref()
-                    .ok_or(Error::Unsupported {
-                        variant: BoxVariant::Fused.name(),
-                        reason: "no fused kernel for this instance".into(),
-                    })?;
+                let func = match &kernels.int[self.instance as usize] {
+                    Some(int) => &int.fused,
+                    None => return Err(no_int_kernels(self.instance)),
+                };
                 let mut launch = stream.launch_builder(func);
                 launch.arg(x).arg(o0);
                 match o1 {

@@ -31,7 +31,8 @@
 use crate::abi::border::{BorderMode, border_index};
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    Acc, BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, Seg, Sums, WINDOW_BLOCK, WINDOW_WARPS, WindowIn, running_single_round,
+    Acc, BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, Seg, Sums, WINDOW_BLOCK,
+    WINDOW_WARPS, WindowIn, running_single_round, sliding_byte,
 };
 use crate::device::*;
 
@@ -767,6 +768,164 @@ where
     }
 }
 
+/// 16 bytes stored with one `st.shared.v4`-sized copy when aligned (here: four word stores, the
+/// padded layout keeps words 4-byte aligned only).
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct Words([u32; 4]);
+
+/// Rung 5 for integers: running sums slid by each thread. Block `b` produces outputs
+/// `[S·k, S·k + S)` of row `r` (`S = WINDOW_BLOCK · P`, `P` = 16 bytes of input per thread).
+///
+/// 1. The block stages the tile's `S + w − 1` samples in shared memory: 16-byte read-only loads
+///    when the tile is inside its row, border-mapped scalar loads otherwise. The layout inserts 4
+///    bytes after every 16 ([`sliding_byte`]), so the threads' 16-byte-strided reads below fall in
+///    distinct banks.
+/// 2. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once.
+/// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks plus at most
+///    two partial ones), then slides it over its `P` outputs, adding the entering sample and
+///    subtracting the leaving one — exact in wrapping integer arithmetic — and writes them with
+///    16-byte stores where aligned.
+///
+/// # Safety
+/// As [`running_sum`] (a null `sumsq` skips the squares' stores), with grid = `rows · ⌈n / S⌉` blocks of `WINDOW_BLOCK` and dynamic shared
+/// memory of `sliding_shared_bytes(S, w, ..)` bytes.
+#[allow(unused_assignments)] // the last unrolled slide
+pub unsafe fn sliding_sum<T, S, Q, const P: usize>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn,
+    S: FromAcc<T::S>,
+    Q: FromAcc<T::Q>,
+{
+    let size = core::mem::size_of::<T>();
+    const { assert!(P * core::mem::size_of::<T>() == 16) };
+    let span = WINDOW_BLOCK as u64 * P as u64;
+    let tiles = a.n.div_ceil(span);
+    let b = block_idx() as u64;
+    let (r, k) = (b / tiles, b % tiles);
+    let o0 = k * span;
+    let outputs = span.min(a.n - o0) as usize;
+    let w = a.width as usize;
+    let len = outputs + w - 1;
+    let t = thread_idx() as usize;
+    let first = o0 as i64 - a.anchor as i64;
+    let row_start = r * a.n;
+    // SAFETY: the host sized shared memory with sliding_shared_bytes for this span and width.
+    let (tile, chunks) = unsafe {
+        let base: *mut u8 = dynamic_shared();
+        let elems = span as usize + w - 1 + P;
+        let chunks = base.add(sliding_byte(elems, size).next_multiple_of(16) + 16) as *mut SumsOf<T>;
+        (base, chunks)
+    };
+    // Stage. Vector path: the aligned 16-byte vectors covering the tile, the tile starting `lead`
+    // elements into the first one.
+    let total = a.n * a.rows;
+    let g0 = row_start as i64 + first;
+    let lead = (g0.rem_euclid(P as i64)) as usize;
+    let vectors = (lead + len).div_ceil(P);
+    let vector_path = first >= 0
+        && first as u64 + len as u64 <= a.n
+        && (g0 as u64 - lead as u64) + (vectors * P) as u64 <= total
+        && (x as usize).is_multiple_of(16);
+    let lead = if vector_path { lead } else { 0 };
+    let at = |e: usize| sliding_byte(e, size);
+    if vector_path {
+        let a0 = g0 as usize - lead;
+        let mut j = t;
+        while j < vectors {
+            // SAFETY: vector j lies inside the input (checked above) and is 16-byte aligned; its
+            // 16 bytes land at padded offset at(j·P), 4-byte aligned, inside the tile.
+            unsafe {
+                let v = load_nc_v4(x.add(a0 + j * P) as *const [u32; 4]);
+                let dst = tile.add(at(j * P)) as *mut Words;
+                dst.write(Words(v));
+            }
+            j += WINDOW_BLOCK as usize;
+        }
+    } else {
+        let mode = BorderMode::from_code(a.border);
+        // SAFETY: r < rows by the grid shape.
+        let row = unsafe { x.add(row_start as usize) };
+        let mut j = t;
+        while j < len {
+            // SAFETY: j < len elements of the tile; the row holds n samples.
+            unsafe {
+                let v = sample(row, first + j as i64, a.n, mode, a.cval);
+                (tile.add(at(j)) as *mut T).write(v);
+            }
+            j += WINDOW_BLOCK as usize;
+        }
+    }
+    // SAFETY: every thread reaches it.
+    unsafe { sync_threads() };
+    // SAFETY: callers pass p < len (inside the staged tile).
+    let elem = |p: usize| unsafe { (tile.add(at(lead + p)) as *const T).read() }.lift();
+    let chunk = SLIDING_CHUNK as usize;
+    let wide = w > SLIDING_DIRECT_MAX as usize;
+    if wide {
+        let n_chunks = len.div_ceil(chunk);
+        let mut j = t;
+        while j < n_chunks {
+            let mut acc = SumsOf::<T>::ZERO;
+            for c in 0..chunk {
+                let p = j * chunk + c;
+                if p < len {
+                    acc = acc.plus(elem(p));
+                }
+            }
+            // SAFETY: j < n_chunks slots after the tile.
+            unsafe { chunks.add(j).write(acc) };
+            j += WINDOW_BLOCK as usize;
+        }
+        // SAFETY: every thread reaches it (the branch is block-uniform).
+        unsafe { sync_threads() };
+    }
+    let s0 = t * P;
+    if s0 >= outputs {
+        return;
+    }
+    let count = (outputs - s0).min(P);
+    // The first window [s0, s0 + w).
+    let mut acc = SumsOf::<T>::ZERO;
+    if wide {
+        let c_first = s0.div_ceil(chunk);
+        let c_end = (s0 + w) / chunk;
+        for p in s0..c_first * chunk {
+            acc = acc.plus(elem(p));
+        }
+        for c in c_first..c_end {
+            // SAFETY: chunk sums written before the barrier.
+            acc = acc.plus(unsafe { chunks.add(c).read() });
+        }
+        for p in (c_end * chunk).max(c_first * chunk)..s0 + w {
+            acc = acc.plus(elem(p));
+        }
+    } else {
+        for p in s0..s0 + w {
+            acc = acc.plus(elem(p));
+        }
+    }
+    let mut vs = [S::ZERO; P];
+    let mut vq = [Q::ZERO; P];
+    crate::unroll!(P, |c| {
+        if c < count {
+            vs[c] = S::from_acc(acc.s);
+            vq[c] = Q::from_acc(acc.q);
+            if c + 1 < count {
+                acc = acc.plus(elem(s0 + c + w)).minus(elem(s0 + c));
+            }
+        }
+    });
+    let o = (row_start + o0) as usize + s0;
+    // SAFETY: outputs o .. o + count lie in row r.
+    unsafe {
+        store_run(sum.add(o), &vs, count);
+        if !sumsq.is_null() {
+            store_run(sumsq.add(o), &vq, count);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 2D boxes
 // ---------------------------------------------------------------------------------------------
@@ -1019,7 +1178,8 @@ where
     };
     let ay = a.anchor_y as i64;
     let y_first = s0 as i64 - ay;
-    let y_end = s1 as i64 - ay + h; // exclusive
+    // Output s completes when row s − ay + h − 1 enters: the last is s1 − 1.
+    let y_end = s1 as i64 - ay + h - 1; // exclusive
     let mut col_sums = [SumsOf::<T>::ZERO; P];
     let n = (h * w) as u64;
     let my_col = c0 + (t * P) as u64;
@@ -1145,10 +1305,15 @@ macro_rules! window_entries {
         }
     )*};
     (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty) => {
+        #[unsafe(export_name = $crate::window_kernel_name!($inst, "sliding_sum"))]
+        pub unsafe extern "ptx-kernel" fn sliding_sum(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
+            const P: usize = $crate::abi::window::sliding_outputs(core::mem::size_of::<$t>()) as usize;
+            unsafe { super::sliding_sum::<$t, $s, $q, P>(x, s, q, a) }
+        }
         // 4 resident blocks of FUSED_BLOCK: the most ptxas sm_90 reaches without spilling for
         // every integer instance (u16 spills at 5).
-        $crate::launch_bounds!($crate::window_fused_name!($inst), 128, 4);
-        #[unsafe(export_name = $crate::window_fused_name!($inst))]
+        $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, 4);
+        #[unsafe(export_name = $crate::window_kernel_name!($inst, "box_fused"))]
         pub unsafe extern "ptx-kernel" fn box_fused(x: *const $t, o0: *mut $s, o1: *mut $q, a: BoxArgs<$t>) {
             const P: usize = <$t as WindowIn>::FUSED_COLS as usize;
             unsafe { super::box_fused::<$t, $s, $q, P>(x, o0, o1, a) }

@@ -374,6 +374,35 @@ pub const fn running_shared_bytes(slots: u32, s_size: usize, q_size: usize, seg_
     staged.next_multiple_of(16) + slots as usize * t_size
 }
 
+/// Outputs per thread of the sliding kernel for an element of `elem_size` bytes: 16 bytes of
+/// input (16 u8, 8 u16, 4 i32).
+pub const fn sliding_outputs(elem_size: usize) -> u32 {
+    (16 / elem_size) as u32
+}
+
+/// Elements per chunk sum of the sliding kernel (wide windows start from whole chunks).
+pub const SLIDING_CHUNK: u32 = 16;
+
+/// Windows up to this width start each thread's sum directly (`w` reads); wider ones from the
+/// chunk sums (`w/16 + 30` reads at most, one more barrier).
+pub const SLIDING_DIRECT_MAX: u32 = 32;
+
+/// Shared-memory byte offset of tile element `e` of the sliding kernel: 4 padding bytes after
+/// every 16, so threads reading 16-byte runs at 16-byte strides hit distinct banks.
+#[inline(always)]
+pub const fn sliding_byte(e: usize, elem_size: usize) -> usize {
+    let b = e * elem_size;
+    b + 4 * (b / 16)
+}
+
+/// Dynamic shared memory of the sliding kernel: the padded tile of `span + width − 1` elements
+/// (plus up to 16 bytes of alignment lead-in), then one chunk sum per 16 elements.
+pub const fn sliding_shared_bytes(span: u32, width: u64, elem_size: usize, sums_size: usize) -> usize {
+    let elems = span as usize + width as usize - 1 + 16 / elem_size;
+    let tile = sliding_byte(elems, elem_size).next_multiple_of(16) + 16;
+    tile + elems.div_ceil(SLIDING_CHUNK as usize) * sums_size
+}
+
 /// One kernel of the window family, in table order.
 #[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -430,17 +459,21 @@ macro_rules! window_kernel_names {
     };
 }
 
-/// Symbol of the fused 2D kernel of an integer instance.
+/// Symbols of the integer-only kernels of an instance (they subtract): the sliding row kernel and
+/// the fused 2D box.
 #[macro_export]
-macro_rules! window_fused_name {
+macro_rules! window_int_names {
     ($inst:ident) => {
-        $crate::window_kernel_name!($inst, "box_fused")
+        [
+            $crate::window_kernel_name!($inst, "sliding_sum"),
+            $crate::window_kernel_name!($inst, "box_fused"),
+        ]
     };
 }
 
 /// Calls `$m! { instance => input, sum output, sum-of-squares output, fused, blocks; .. }` with
 /// every instance of the window family, in table order. `fused` says whether the instance has the
-/// fused 2D kernel (integers: their running sums may subtract). `blocks` is the running-sum
+/// integer-only kernels (the sliding row kernel and the fused 2D box: their running sums subtract). `blocks` is the running-sum
 /// kernel's launch bound (resident 256-thread blocks per SM the registers must allow): the most
 /// that ptxas sm_90 reaches without spilling (u8: 4 at 64 registers; the others: 3 at 80).
 #[macro_export]
