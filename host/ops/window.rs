@@ -74,8 +74,8 @@ use ndarray::Dimension;
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, Seg, Sums, WINDOW_BLOCK, WindowIn, WindowKernel, running_shared_bytes,
-    running_tile, sliding_outputs, sliding_shared_bytes,
+    BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, SLIDING_MAX_WIDTH, Seg, Sums, WINDOW_BLOCK, WindowIn, WindowKernel,
+    running_shared_bytes, running_tile, sliding_layout, sliding_outputs,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -177,7 +177,7 @@ impl BoxVariant {
 }
 
 macro_rules! window_table {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident, $blocks:literal;)*) => {
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal))?, $blocks:literal;)*) => {
         /// One window kernel instance (input type × output types), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -193,6 +193,13 @@ macro_rules! window_table {
             pub const fn names(self) -> [&'static str; WindowKernel::ALL.len()] {
                 match self {
                     $(WindowInstance::$inst => crate::window_kernel_names!($inst)),*
+                }
+            }
+
+            /// Bytes of one sum and of one sum of squares the instance writes.
+            pub const fn output_sizes(self) -> (usize, usize) {
+                match self {
+                    $(WindowInstance::$inst => (size_of::<$s>(), size_of::<$q>())),*
                 }
             }
 
@@ -413,10 +420,6 @@ enum RowKernel {
     Sliding,
 }
 
-/// Widest window the integer running-sum rung slides (each thread starts from `w/16` chunk sums,
-/// so wider windows go to the block-scan kernel, whose cost does not grow with the width).
-pub const SLIDING_MAX_WIDTH: usize = 1024;
-
 /// A prepared row-window launch for `rows` rows of `n` samples: kernel, grid and arguments.
 /// Reusable across inputs of that shape (the examples and the bench time [`WindowPlan::enqueue`]).
 pub struct WindowPlan<T: WindowElement> {
@@ -462,13 +465,17 @@ impl<T: WindowElement> WindowPlan<T> {
         let table = variant.kernel();
         let sums = size_of::<Sums<T::S, T::Q>>();
         let span = WINDOW_BLOCK * sliding_outputs(size);
-        let sliding_bytes = sliding_shared_bytes(span, width as u64, size, sums);
-        let kernel =
-            if table == WindowKernel::RunningSum && !T::FLOAT && width <= SLIDING_MAX_WIDTH && sliding_bytes <= optin {
-                RowKernel::Sliding
-            } else {
-                RowKernel::Table(table)
-            };
+        let (sum_size, sumsq_size) = instance.output_sizes();
+        let sliding_bytes = sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes;
+        let kernel = if table == WindowKernel::RunningSum
+            && !T::FLOAT
+            && width as u64 <= SLIDING_MAX_WIDTH
+            && sliding_bytes <= optin
+        {
+            RowKernel::Sliding
+        } else {
+            RowKernel::Table(table)
+        };
         let total = rows as u64 * n as u64;
         let block = WINDOW_BLOCK as u64;
         let too_large = |max: usize, what| Error::WindowTooLarge {

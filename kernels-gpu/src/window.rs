@@ -31,12 +31,14 @@
 use crate::abi::border::{BorderMode, border_index};
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    Acc, BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, Seg, Sums, WINDOW_BLOCK,
-    WINDOW_WARPS, WindowIn, running_single_round, sliding_byte,
+    Acc, BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, SLIDING_VECTORS, Seg, SlideIn,
+    Sums, WINDOW_BLOCK, WINDOW_WARPS, WindowIn, running_single_round, sliding_byte, sliding_layout, sliding_stage_slot,
 };
 use crate::device::*;
 
 type SumsOf<T> = Sums<<T as WindowIn>::S, <T as WindowIn>::Q>;
+/// The sliding kernel's accumulators (squares in [`SlideIn::SQ`]).
+type SlideSums<T> = Sums<<T as WindowIn>::S, <T as SlideIn>::SQ>;
 type SegSums<S, Q> = Seg<Sums<S, Q>>;
 
 // ---------------------------------------------------------------------------------------------
@@ -164,6 +166,7 @@ from_acc! {
     f64: W128 => |a: W128| a.to_f64_signed();
     f64: f64 => |a| a;
     u32: u32 => |a| a;
+    u64: u32 => |a| a as u64;
     u64: u64 => |a| a;
     i64: i64 => |a| a;
     W128: W128 => |a| a;
@@ -768,161 +771,385 @@ where
     }
 }
 
-/// 16 bytes stored with one `st.shared.v4`-sized copy when aligned (here: four word stores, the
-/// padded layout keeps words 4-byte aligned only).
+/// 16 bytes written to the padded tile as four word stores (the padded layout keeps words only
+/// 4-byte aligned).
 #[derive(Clone, Copy)]
 #[repr(C)]
 struct Words([u32; 4]);
 
-/// Rung 5 for integers: running sums slid by each thread. Block `b` produces outputs
-/// `[S·k, S·k + S)` of row `r` (`S = WINDOW_BLOCK · P`, `P` = 16 bytes of input per thread).
+/// One tile of the sliding kernel: outputs `[o0, o0 + outputs)` of the row starting at flat index
+/// `row_start`, which read the row's samples at positions `[first, first + len)`. The samples
+/// inside the row that fill whole aligned 16-byte vectors (`vectors` of them from vector
+/// `v_begin`) are staged with vector loads, the rest (row ends, border positions) one by one.
+#[derive(Clone, Copy)]
+struct SlidingTile {
+    row_start: u64,
+    o0: u64,
+    outputs: usize,
+    len: usize,
+    first: i64,
+    /// Tile element 0 sits at shared element `lead` (`g0 mod P`), so vectors land aligned.
+    lead: usize,
+    v_begin: u64,
+    vectors: usize,
+}
+
+impl SlidingTile {
+    #[inline(always)]
+    fn new<T, const P: usize>(k: u64, span: u64, a: &RowArgs<T>, vector_loads: bool) -> Self {
+        let tiles = a.n.div_ceil(span);
+        let (r, kk) = (k / tiles, k % tiles);
+        let row_start = r * a.n;
+        let o0 = kk * span;
+        let outputs = span.min(a.n - o0) as usize;
+        let len = outputs + a.width as usize - 1;
+        let first = o0 as i64 - a.anchor as i64;
+        let g0 = row_start as i64 + first;
+        // The in-row samples [lo, hi), as flat indices.
+        let lo = row_start as i64 + first.max(0);
+        let hi = row_start as i64 + (first + len as i64).min(a.n as i64);
+        let (v_begin, v_end) = ((lo as u64).div_ceil(P as u64), (hi.max(lo) as u64) / P as u64);
+        let vectors = if vector_loads && v_end > v_begin {
+            ((v_end - v_begin) as usize).min(SLIDING_VECTORS * WINDOW_BLOCK as usize)
+        } else {
+            0
+        };
+        SlidingTile {
+            row_start,
+            o0,
+            outputs,
+            len,
+            first,
+            lead: g0.rem_euclid(P as i64) as usize,
+            v_begin,
+            vectors,
+        }
+    }
+
+    /// Tile position of vector `j`'s first sample.
+    #[inline(always)]
+    fn vector_pos<const P: usize>(&self, j: usize) -> usize {
+        ((self.v_begin as i64 + j as i64) * P as i64 - (self.row_start as i64 + self.first)) as usize
+    }
+
+    /// This thread's vector loads (vectors `t`, `t + B`, ...), all issued before any is used.
+    ///
+    /// # Safety
+    /// `x` is the kernel's input, 16-byte aligned when `vectors > 0`.
+    #[inline(always)]
+    unsafe fn load_vectors<T, const P: usize>(&self, x: *const T, t: usize) -> [[u32; 4]; SLIDING_VECTORS] {
+        let mut v = [[0u32; 4]; SLIDING_VECTORS];
+        crate::unroll!(SLIDING_VECTORS, |i| {
+            let j = t + i * WINDOW_BLOCK as usize;
+            if j < self.vectors {
+                // SAFETY: vector v_begin + j lies inside the row (SlidingTile::new), aligned.
+                v[i] = unsafe { load_nc_v4(x.add((self.v_begin as usize + j) * P) as *const [u32; 4]) };
+            }
+        });
+        v
+    }
+
+    /// Stages the tile: the aligned in-row vectors, then the remaining positions one by one
+    /// (border-mapped).
+    ///
+    /// # Safety
+    /// `tile` is the padded shared tile sized for this span and width; `x` the kernel's input.
+    #[inline(always)]
+    unsafe fn stage<T: WindowIn, const P: usize>(&self, tile: *mut u8, x: *const T, a: &RowArgs<T>, t: usize) {
+        let size = core::mem::size_of::<T>();
+        // SAFETY: forwarded.
+        let pre = unsafe { self.load_vectors::<T, P>(x, t) };
+        crate::unroll!(SLIDING_VECTORS, |i| {
+            let j = t + i * WINDOW_BLOCK as usize;
+            if j < self.vectors {
+                // SAFETY: the vector's 16 bytes land at a 4-byte aligned padded offset inside
+                // the tile.
+                unsafe {
+                    let dst = tile.add(sliding_byte(self.lead + self.vector_pos::<P>(j), size)) as *mut Words;
+                    dst.write(Words(pre[i]));
+                }
+            }
+        });
+        // Scalar positions: [0, head) and [tail, len).
+        let (head, tail) = if self.vectors > 0 {
+            (self.vector_pos::<P>(0), self.vector_pos::<P>(self.vectors))
+        } else {
+            (self.len, self.len)
+        };
+        let mode = BorderMode::from_code(a.border);
+        // SAFETY: the tile's row is inside the input.
+        let row = unsafe { x.add(self.row_start as usize) };
+        let scalars = head + (self.len - tail);
+        let mut j = t;
+        while j < scalars {
+            let p = if j < head { j } else { tail + (j - head) };
+            // SAFETY: p < len positions of the tile; the row holds n samples.
+            unsafe {
+                let v = sample(row, self.first + p as i64, a.n, mode, a.cval);
+                (tile.add(sliding_byte(self.lead + p, size)) as *mut T).write(v);
+            }
+            j += WINDOW_BLOCK as usize;
+        }
+    }
+}
+
+/// Collects one thread's run of `C` outputs into 16-byte vectors and writes each, once full, to
+/// the thread's swizzled slot of a shared stage (so only one vector lives in registers).
+struct StageWriter<O: OutElem, const C: usize> {
+    stage: *mut u8,
+    t: usize,
+    lanes: [O; 4],
+}
+
+impl<O: OutElem, const C: usize> StageWriter<O, C> {
+    #[inline(always)]
+    fn new(stage: *mut u8, t: usize) -> Self {
+        const { assert!(O::LANES <= 4 && C.is_multiple_of(O::LANES)) };
+        StageWriter {
+            stage,
+            t,
+            lanes: [O::ZERO; 4],
+        }
+    }
+
+    /// Output `c < C` of the run (called for `c = 0, 1, ..` in order, with constant `c`).
+    ///
+    /// # Safety
+    /// `stage` is a 16-byte aligned shared region of `WINDOW_BLOCK · C` values, and `t` this
+    /// thread's index.
+    #[inline(always)]
+    unsafe fn put(&mut self, c: usize, v: O) {
+        self.lanes[c % O::LANES] = v;
+        if (c + 1).is_multiple_of(O::LANES) {
+            let slot = sliding_stage_slot(self.t, c / O::LANES, C / O::LANES);
+            // SAFETY: slot < WINDOW_BLOCK · C / LANES, 16-byte aligned (forwarded).
+            unsafe { store_shared_v4(self.stage.add(16 * slot) as *mut [u32; 4], O::pack(|l| self.lanes[l])) };
+        }
+    }
+}
+
+/// Copies the block's `outputs` staged values to `dst` with coalesced stores: consecutive threads
+/// write consecutive 16-byte vectors (a warp writes 512 contiguous bytes), or consecutive values
+/// when `dst` is not 16-byte aligned.
 ///
-/// 1. The block stages the tile's `S + w − 1` samples in shared memory: 16-byte read-only loads
-///    when the tile is inside its row, border-mapped scalar loads otherwise. The layout inserts 4
-///    bytes after every 16 ([`sliding_byte`]), so the threads' 16-byte-strided reads below fall in
-///    distinct banks.
+/// # Safety
+/// `stage` holds the values a [`StageWriter`] with the same `C` wrote (after a barrier); `dst`
+/// addresses `outputs` writable values.
+#[inline(always)]
+unsafe fn stage_flush<O: OutElem, const C: usize>(stage: *const u8, dst: *mut O, outputs: usize, t: usize) {
+    let vecs = C / O::LANES;
+    let slot_of = |j: usize| 16 * sliding_stage_slot(j / vecs, j % vecs, vecs);
+    // SAFETY: element e < outputs was staged.
+    let value = |e: usize| unsafe {
+        (stage.add(slot_of(e / O::LANES) + (e % O::LANES) * core::mem::size_of::<O>()) as *const O).read()
+    };
+    let block = WINDOW_BLOCK as usize;
+    let mut e = t;
+    if (dst as usize).is_multiple_of(16) {
+        let full = outputs / O::LANES;
+        let mut j = t;
+        while j < full {
+            // SAFETY: vector j < full lies in the stage and in dst, both 16-byte aligned.
+            unsafe {
+                store_v4(
+                    dst.add(j * O::LANES) as *mut [u32; 4],
+                    load_shared_v4(stage.add(slot_of(j)) as *const [u32; 4]),
+                )
+            };
+            j += block;
+        }
+        e = full * O::LANES + t;
+    }
+    while e < outputs {
+        // SAFETY: e < outputs.
+        unsafe { dst.add(e).write(value(e)) };
+        e += block;
+    }
+}
+
+/// Rung 5 for integers: running sums slid by each thread. Tile `k` holds outputs
+/// `[S·k', S·k' + S)` of a row (`S = WINDOW_BLOCK · P`, `P` = 16 bytes of input per thread); a
+/// block loops over tiles `k, k + grid, ..` (the host launches one block per tile, which measured
+/// faster on the H100 than persistent blocks prefetching the next tile).
+///
+/// 1. The block stages the tile's `S + w − 1` samples in shared memory: the aligned 16-byte
+///    vectors inside the row with read-only vector loads, row ends and border positions one by
+///    one. The layout inserts 4 bytes after every 16 ([`sliding_byte`]), so the threads'
+///    16-byte-strided reads below fall in distinct banks.
 /// 2. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once.
 /// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks plus at most
 ///    two partial ones), then slides it over its `P` outputs, adding the entering sample and
-///    subtracting the leaving one — exact in wrapping integer arithmetic — and writes them with
-///    16-byte stores where aligned.
+///    subtracting the leaving one — exact in wrapping integer arithmetic ([`SlideIn`]).
+/// 4. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
+///    rows instead of one 16-byte piece per thread every `16·P / size` bytes.
 ///
 /// # Safety
-/// As [`running_sum`] (a null `sumsq` skips the squares' stores), with grid = `rows · ⌈n / S⌉` blocks of `WINDOW_BLOCK` and dynamic shared
-/// memory of `sliding_shared_bytes(S, w, ..)` bytes.
+/// As [`running_sum`] (a null `sumsq` skips the squares' stores), with blocks of `WINDOW_BLOCK`
+/// and dynamic shared memory of `sliding_layout(S, w, ..).bytes`; widths up to
+/// `SLIDING_MAX_WIDTH`.
 #[allow(unused_assignments)] // the last unrolled slide
 pub unsafe fn sliding_sum<T, S, Q, const P: usize>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
 where
-    T: WindowIn,
+    T: SlideIn,
+    T::S: WarpShuffle,
+    T::SQ: WarpShuffle,
     S: FromAcc<T::S>,
-    Q: FromAcc<T::Q>,
+    Q: FromAcc<T::SQ>,
 {
     let size = core::mem::size_of::<T>();
     const { assert!(P * core::mem::size_of::<T>() == 16) };
+    // Outputs of one vector per thread skip the stage.
+    let direct = const { P == S::LANES && P == Q::LANES };
     let span = WINDOW_BLOCK as u64 * P as u64;
-    let tiles = a.n.div_ceil(span);
-    let b = block_idx() as u64;
-    let (r, k) = (b / tiles, b % tiles);
-    let o0 = k * span;
-    let outputs = span.min(a.n - o0) as usize;
+    let total_tiles = a.rows * a.n.div_ceil(span);
     let w = a.width as usize;
-    let len = outputs + w - 1;
     let t = thread_idx() as usize;
-    let first = o0 as i64 - a.anchor as i64;
-    let row_start = r * a.n;
-    // SAFETY: the host sized shared memory with sliding_shared_bytes for this span and width.
-    let (tile, chunks) = unsafe {
+    let layout = sliding_layout(
+        span as u32,
+        a.width as u64,
+        size,
+        core::mem::size_of::<SumsOf<T>>(),
+        core::mem::size_of::<S>(),
+        core::mem::size_of::<Q>(),
+    );
+    // SAFETY: the host sized shared memory with sliding_layout for this span and width.
+    let (tile, chunks, stage_s, stage_q) = unsafe {
         let base: *mut u8 = dynamic_shared();
-        let elems = span as usize + w - 1 + P;
-        let chunks = base.add(sliding_byte(elems, size).next_multiple_of(16) + 16) as *mut SumsOf<T>;
-        (base, chunks)
+        (
+            base,
+            base.add(layout.chunks) as *mut SlideSums<T>,
+            base.add(layout.stage_sum),
+            base.add(layout.stage_sumsq),
+        )
     };
-    // Stage. Vector path: the aligned 16-byte vectors covering the tile, the tile starting `lead`
-    // elements into the first one.
-    let total = a.n * a.rows;
-    let g0 = row_start as i64 + first;
-    let lead = (g0.rem_euclid(P as i64)) as usize;
-    let vectors = (lead + len).div_ceil(P);
-    let vector_path = first >= 0
-        && first as u64 + len as u64 <= a.n
-        && (g0 as u64 - lead as u64) + (vectors * P) as u64 <= total
-        && (x as usize).is_multiple_of(16);
-    let lead = if vector_path { lead } else { 0 };
-    let at = |e: usize| sliding_byte(e, size);
-    if vector_path {
-        let a0 = g0 as usize - lead;
-        let mut j = t;
-        while j < vectors {
-            // SAFETY: vector j lies inside the input (checked above) and is 16-byte aligned; its
-            // 16 bytes land at padded offset at(j·P), 4-byte aligned, inside the tile.
-            unsafe {
-                let v = load_nc_v4(x.add(a0 + j * P) as *const [u32; 4]);
-                let dst = tile.add(at(j * P)) as *mut Words;
-                dst.write(Words(v));
-            }
-            j += WINDOW_BLOCK as usize;
-        }
-    } else {
-        let mode = BorderMode::from_code(a.border);
-        // SAFETY: r < rows by the grid shape.
-        let row = unsafe { x.add(row_start as usize) };
-        let mut j = t;
-        while j < len {
-            // SAFETY: j < len elements of the tile; the row holds n samples.
-            unsafe {
-                let v = sample(row, first + j as i64, a.n, mode, a.cval);
-                (tile.add(at(j)) as *mut T).write(v);
-            }
-            j += WINDOW_BLOCK as usize;
-        }
-    }
-    // SAFETY: every thread reaches it.
-    unsafe { sync_threads() };
-    // SAFETY: callers pass p < len (inside the staged tile).
-    let elem = |p: usize| unsafe { (tile.add(at(lead + p)) as *const T).read() }.lift();
+    let vector_loads = (x as usize).is_multiple_of(16);
     let chunk = SLIDING_CHUNK as usize;
     let wide = w > SLIDING_DIRECT_MAX as usize;
-    if wide {
-        let n_chunks = len.div_ceil(chunk);
-        let mut j = t;
-        while j < n_chunks {
-            let mut acc = SumsOf::<T>::ZERO;
-            for c in 0..chunk {
-                let p = j * chunk + c;
-                if p < len {
+    let mut k = block_idx() as u64;
+    while k < total_tiles {
+        let cur = SlidingTile::new::<T, P>(k, span, &a, vector_loads);
+        // SAFETY: every thread reaches it (k is block-uniform): the previous tile's readers of
+        // the tile, chunk sums and stages are done.
+        unsafe { sync_threads() };
+        // SAFETY: the layout's tile region.
+        unsafe { cur.stage::<T, P>(tile, x, &a, t) };
+        // SAFETY: every thread reaches it.
+        unsafe { sync_threads() };
+        let lead = cur.lead as u32;
+        let len = cur.len;
+        // Shared offsets in 32-bit arithmetic (sliding_byte's layout).
+        let elem = |p: usize| {
+            let b = (lead + p as u32) * size as u32;
+            // SAFETY: callers pass p < len (inside the staged tile).
+            unsafe { (tile.add((b + 4 * (b / 16)) as usize) as *const T).read() }.lift_slide()
+        };
+        if wide {
+            // prefix[c]: the sums of chunks 0..c (16 tile positions each). Thread t sums chunks
+            // 2t and 2t + 1; a block scan of those pairs gives every prefix.
+            let n_chunks = len.div_ceil(chunk);
+            let chunk_sum = |j: usize| {
+                let mut acc = SlideSums::<T>::ZERO;
+                if j < n_chunks {
+                    for p in j * chunk..(j * chunk + chunk).min(len) {
+                        acc = acc.plus(elem(p));
+                    }
+                }
+                acc
+            };
+            let (a0, a1) = (chunk_sum(2 * t), chunk_sum(2 * t + 1));
+            let pair = Seg {
+                value: a0.plus(a1),
+                reset: 0,
+            };
+            // SAFETY: every thread calls it; the stage is free until the outputs are staged
+            // (the scan's last barrier precedes any stage write).
+            let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<T::S, T::SQ>) };
+            // SAFETY: 2t + 1 ≤ n_chunks + 1 slots of the chunk region (layout).
+            unsafe {
+                if 2 * t <= n_chunks {
+                    chunks.add(2 * t).write(before.value);
+                }
+                if 2 * t < n_chunks {
+                    chunks.add(2 * t + 1).write(before.value.plus(a0));
+                }
+                sync_threads();
+            }
+        }
+        let s0 = t * P;
+        let squares = !sumsq.is_null();
+        let o = (cur.row_start + cur.o0) as usize;
+        if s0 < cur.outputs {
+            let count = (cur.outputs - s0).min(P);
+            // The first window [s0, s0 + w).
+            let mut acc = SlideSums::<T>::ZERO;
+            if wide {
+                // Whole chunks from two prefix sums (w > 32 spans at least one), then the partial
+                // chunks at both ends.
+                let c_first = s0.div_ceil(chunk);
+                let c_end = (s0 + w) / chunk;
+                // SAFETY: c_first ≤ c_end ≤ n_chunks, written before the barrier.
+                acc = unsafe { chunks.add(c_end).read().minus(chunks.add(c_first).read()) };
+                for p in s0..c_first * chunk {
+                    acc = acc.plus(elem(p));
+                }
+                for p in c_end * chunk..s0 + w {
+                    acc = acc.plus(elem(p));
+                }
+            } else {
+                for p in s0..s0 + w {
                     acc = acc.plus(elem(p));
                 }
             }
-            // SAFETY: j < n_chunks slots after the tile.
-            unsafe { chunks.add(j).write(acc) };
-            j += WINDOW_BLOCK as usize;
-        }
-        // SAFETY: every thread reaches it (the branch is block-uniform).
-        unsafe { sync_threads() };
-    }
-    let s0 = t * P;
-    if s0 >= outputs {
-        return;
-    }
-    let count = (outputs - s0).min(P);
-    // The first window [s0, s0 + w).
-    let mut acc = SumsOf::<T>::ZERO;
-    if wide {
-        let c_first = s0.div_ceil(chunk);
-        let c_end = (s0 + w) / chunk;
-        for p in s0..c_first * chunk {
-            acc = acc.plus(elem(p));
-        }
-        for c in c_first..c_end {
-            // SAFETY: chunk sums written before the barrier.
-            acc = acc.plus(unsafe { chunks.add(c).read() });
-        }
-        for p in (c_end * chunk).max(c_first * chunk)..s0 + w {
-            acc = acc.plus(elem(p));
-        }
-    } else {
-        for p in s0..s0 + w {
-            acc = acc.plus(elem(p));
-        }
-    }
-    let mut vs = [S::ZERO; P];
-    let mut vq = [Q::ZERO; P];
-    crate::unroll!(P, |c| {
-        if c < count {
-            vs[c] = S::from_acc(acc.s);
-            vq[c] = Q::from_acc(acc.q);
-            if c + 1 < count {
-                acc = acc.plus(elem(s0 + c + w)).minus(elem(s0 + c));
+            if direct {
+                // One 16-byte vector per thread and output: the stores already coalesce.
+                let mut vs = [S::ZERO; P];
+                let mut vq = [Q::ZERO; P];
+                crate::unroll!(P, |c| {
+                    vs[c] = S::from_acc(acc.s);
+                    vq[c] = Q::from_acc(acc.q);
+                    if c + 1 < count {
+                        acc = acc.plus(elem(s0 + c + w)).minus(elem(s0 + c));
+                    }
+                });
+                // SAFETY: outputs o + s0 .. o + s0 + count lie in the tile's row.
+                unsafe {
+                    store_run(sum.add(o + s0), &vs, count);
+                    if squares {
+                        store_run(sumsq.add(o + s0), &vq, count);
+                    }
+                }
+            } else {
+                let mut ws = StageWriter::<S, P>::new(stage_s, t);
+                let mut wq = StageWriter::<Q, P>::new(stage_q, t);
+                crate::unroll!(P, |c| {
+                    // Positions past `count` stage stale values that are never flushed.
+                    // SAFETY: the stages hold WINDOW_BLOCK · P values each.
+                    unsafe {
+                        ws.put(c, S::from_acc(acc.s));
+                        if squares {
+                            wq.put(c, Q::from_acc(acc.q));
+                        }
+                    }
+                    if c + 1 < count {
+                        acc = acc.plus(elem(s0 + c + w)).minus(elem(s0 + c));
+                    }
+                });
             }
         }
-    });
-    let o = (row_start + o0) as usize + s0;
-    // SAFETY: outputs o .. o + count lie in row r.
-    unsafe {
-        store_run(sum.add(o), &vs, count);
-        if !sumsq.is_null() {
-            store_run(sumsq.add(o), &vq, count);
+        if direct {
+            k += grid_dim() as u64;
+            continue;
         }
+        // SAFETY: every thread reaches it.
+        unsafe { sync_threads() };
+        // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
+        unsafe {
+            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t);
+            if !sumsq.is_null() {
+                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t);
+            }
+        }
+        k += grid_dim() as u64;
     }
 }
 
@@ -1265,7 +1492,7 @@ unsafe fn write_box_run<T, S, Q, const P: usize>(
 // ---------------------------------------------------------------------------------------------
 
 macro_rules! window_entries {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident, $blocks:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal))?, $blocks:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type A = RowArgs<$t>;
@@ -1301,10 +1528,12 @@ macro_rules! window_entries {
             ) {
                 unsafe { super::box_columns::<$t, $s, $q>(rs, rq, ts, tq, o0, o1, a) }
             }
-            window_entries!(@fused $fused $inst, $t, $s, $q);
+            window_entries!(@fused $fused $inst, $t, $s, $q $(, $slide)?);
         }
     )*};
-    (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty) => {
+    (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal) => {
+        // The most resident blocks of WINDOW_BLOCK ptxas sm_90 reaches without spilling.
+        $crate::launch_bounds!($crate::window_kernel_name!($inst, "sliding_sum"), 256, $slide);
         #[unsafe(export_name = $crate::window_kernel_name!($inst, "sliding_sum"))]
         pub unsafe extern "ptx-kernel" fn sliding_sum(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
             const P: usize = $crate::abi::window::sliding_outputs(core::mem::size_of::<$t>()) as usize;

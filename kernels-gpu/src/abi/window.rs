@@ -395,12 +395,99 @@ pub const fn sliding_byte(e: usize, elem_size: usize) -> usize {
     b + 4 * (b / 16)
 }
 
-/// Dynamic shared memory of the sliding kernel: the padded tile of `span + width − 1` elements
-/// (plus up to 16 bytes of alignment lead-in), then one chunk sum per 16 elements.
-pub const fn sliding_shared_bytes(span: u32, width: u64, elem_size: usize, sums_size: usize) -> usize {
+/// Widest window the integer sliding kernel takes (each thread starts from `w/16` chunk sums, so
+/// wider windows go to the block-scan kernel, whose cost does not grow with the width).
+pub const SLIDING_MAX_WIDTH: u64 = 1024;
+
+/// 16-byte vectors each thread of the sliding kernel loads per tile (a tile of `span + w − 1`
+/// samples takes at most `span/P + (w + P − 2)/P + 1` vectors; any beyond
+/// `SLIDING_VECTORS · WINDOW_BLOCK` are staged with scalar loads).
+pub const SLIDING_VECTORS: usize = 3;
+
+/// An integer input of the sliding kernel, with the accumulator of squares it slides in: the
+/// smallest whose wrapping arithmetic still ends exact for windows up to `SLIDING_MAX_WIDTH`
+/// (a running sum that adds and subtracts is exact modulo `2^bits`, so it only needs the final
+/// window sum to fit). u8 squares slide in u32 (`255² · 1024 < 2^32`): half the 64-bit adds and a
+/// cheaper conversion per output than the general `u64`.
+pub trait SlideIn: WindowIn {
+    type SQ: Acc;
+    fn lift_slide(self) -> Sums<Self::S, Self::SQ>;
+}
+
+const _: () = assert!(255 * 255 * SLIDING_MAX_WIDTH < 1 << 32);
+// Two chunks per thread cover a tile's chunks (the sliding kernel's chunk scan).
+const _: () =
+    assert!((WINDOW_BLOCK as u64 * 16 + SLIDING_MAX_WIDTH).div_ceil(SLIDING_CHUNK as u64) < 2 * WINDOW_BLOCK as u64);
+
+impl SlideIn for u8 {
+    type SQ = u32;
+    #[inline(always)]
+    fn lift_slide(self) -> Sums<u32, u32> {
+        let v = self as u32;
+        Sums { s: v, q: v * v }
+    }
+}
+
+impl SlideIn for u16 {
+    type SQ = u64;
+    #[inline(always)]
+    fn lift_slide(self) -> Sums<u64, u64> {
+        self.lift()
+    }
+}
+
+impl SlideIn for i32 {
+    type SQ = W128;
+    #[inline(always)]
+    fn lift_slide(self) -> Sums<i64, W128> {
+        self.lift()
+    }
+}
+
+/// The sliding kernel's dynamic shared memory: byte offsets of its regions and the total.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SlidingLayout {
+    /// The prefix sums of the tile's 16-element chunks (`⌈len / 16⌉ + 1` of them), after the
+    /// padded input tile of `span + w − 1` samples (plus the 16-byte alignment lead-in).
+    pub chunks: usize,
+    /// The staged sums (`span` values of the sum type, 16-byte aligned, swizzled).
+    pub stage_sum: usize,
+    /// The staged sums of squares.
+    pub stage_sumsq: usize,
+    /// Total bytes.
+    pub bytes: usize,
+}
+
+/// Dynamic shared memory of the sliding kernel for a tile of `span` outputs of a window of
+/// `width`: the padded tile of `span + width − 1` elements (plus up to 16 bytes of alignment
+/// lead-in), the chunk prefix sums, then the two output stages.
+pub const fn sliding_layout(
+    span: u32,
+    width: u64,
+    elem_size: usize,
+    sums_size: usize,
+    sum_size: usize,
+    sumsq_size: usize,
+) -> SlidingLayout {
     let elems = span as usize + width as usize - 1 + 16 / elem_size;
-    let tile = sliding_byte(elems, elem_size).next_multiple_of(16) + 16;
-    tile + elems.div_ceil(SLIDING_CHUNK as usize) * sums_size
+    let chunks = sliding_byte(elems, elem_size).next_multiple_of(16) + 16;
+    let stage_sum = (chunks + (elems.div_ceil(SLIDING_CHUNK as usize) + 1) * sums_size).next_multiple_of(16);
+    let stage_sumsq = stage_sum + span as usize * sum_size;
+    SlidingLayout {
+        chunks,
+        stage_sum,
+        stage_sumsq,
+        bytes: stage_sumsq + span as usize * sumsq_size,
+    }
+}
+
+/// 16-byte slot of the sliding kernel's output stage holding vector `g` of thread `t`'s
+/// `v ∈ {1, 2, 4, 8}` vectors: thread-major with an XOR swizzle, so that both the threads'
+/// writes (vector `g` of 8 consecutive threads) and the block's coalesced reads (8 consecutive
+/// slots' worth of vectors) fall in 8 distinct 16-byte bank groups.
+#[inline(always)]
+pub const fn sliding_stage_slot(t: usize, g: usize, v: usize) -> usize {
+    t * v + (g ^ ((t / (8 / v)) & (v - 1)))
 }
 
 /// One kernel of the window family, in table order.
@@ -471,24 +558,25 @@ macro_rules! window_int_names {
     };
 }
 
-/// Calls `$m! { instance => input, sum output, sum-of-squares output, fused, blocks; .. }` with
-/// every instance of the window family, in table order. `fused` says whether the instance has the
-/// integer-only kernels (the sliding row kernel and the fused 2D box: their running sums subtract). `blocks` is the running-sum
-/// kernel's launch bound (resident 256-thread blocks per SM the registers must allow): the most
-/// that ptxas sm_90 reaches without spilling (u8: 4 at 64 registers; the others: 3 at 80).
+/// Calls `$m! { instance => input, sum output, sum-of-squares output, kind, blocks; .. }` with
+/// every instance of the window family, in table order. `kind` is `fused(n)` for instances with
+/// the integer-only kernels (the sliding row kernel and the fused 2D box: their running sums
+/// subtract), `n` the sliding kernel's launch bound, and `separable` for the others. `blocks` and
+/// `n` are launch bounds (resident 256-thread blocks per SM the registers must allow): the most
+/// that ptxas sm_90 reaches without spilling (4 at 64 registers, 3 at 80).
 #[macro_export]
 macro_rules! for_each_window_instance {
     ($m:ident) => {
         $m! {
-            u8_f32 => u8, f32, f32, fused, 4;
-            u8_f64 => u8, f64, f64, fused, 4;
-            u8_exact => u8, u32, u64, fused, 4;
-            u16_f32 => u16, f32, f32, fused, 3;
-            u16_f64 => u16, f64, f64, fused, 3;
-            u16_exact => u16, u64, u64, fused, 3;
-            i32_f32 => i32, f32, f32, fused, 3;
-            i32_f64 => i32, f64, f64, fused, 3;
-            i32_exact => i32, i64, $crate::abi::reduce::W128, fused, 3;
+            u8_f32 => u8, f32, f32, fused(4), 4;
+            u8_f64 => u8, f64, f64, fused(3), 4;
+            u8_exact => u8, u32, u64, fused(3), 4;
+            u16_f32 => u16, f32, f32, fused(4), 3;
+            u16_f64 => u16, f64, f64, fused(4), 3;
+            u16_exact => u16, u64, u64, fused(4), 3;
+            i32_f32 => i32, f32, f32, fused(4), 3;
+            i32_f64 => i32, f64, f64, fused(4), 3;
+            i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4), 3;
             f32_f32 => f32, f32, f32, separable, 3;
             f32_f64 => f32, f64, f64, separable, 3;
             f64_f64 => f64, f64, f64, separable, 3;

@@ -136,6 +136,43 @@ pub unsafe fn store_v4(p: *mut [u32; 4], w: [u32; 4]) {
     }
 }
 
+/// Stores 16 bytes to shared memory with one `st.shared.v4.u32`.
+///
+/// # Safety
+/// `p` must point to 16 writable, 16-byte-aligned bytes of this block's shared memory.
+#[inline(always)]
+pub unsafe fn store_shared_v4(p: *mut [u32; 4], w: [u32; 4]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; st.shared.v4.u32 [s], {{{a}, {b}, {c}, {d}}}; }}",
+            p = in(reg64) p,
+            a = in(reg32) w[0], b = in(reg32) w[1], c = in(reg32) w[2], d = in(reg32) w[3],
+            options(nostack),
+        );
+    }
+}
+
+/// Loads 16 bytes from shared memory with one `ld.shared.v4.u32`.
+///
+/// # Safety
+/// `p` must point to 16 readable, 16-byte-aligned bytes of this block's shared memory, written
+/// before a barrier this thread passed.
+#[inline(always)]
+pub unsafe fn load_shared_v4(p: *const [u32; 4]) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; ld.shared.v4.u32 {{{a}, {b}, {c}, {d}}}, [s]; }}",
+            p = in(reg64) p,
+            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
+            options(readonly, nostack),
+        );
+    }
+    [a, b, c, d]
+}
+
 /// An element type that 16-byte vector loads can carry: `LANES` elements per load, unpacked from
 /// the four loaded words without a round trip through memory (so nothing spills to local memory).
 pub trait Vec16: Copy {
