@@ -976,9 +976,11 @@ unsafe fn stage_flush<O: OutElem, const C: usize>(stage: *const u8, dst: *mut O,
 ///    vectors inside the row with read-only vector loads, row ends and border positions one by
 ///    one. The layout inserts 4 bytes after every 16 ([`sliding_byte`]), so the threads'
 ///    16-byte-strided reads below fall in distinct banks.
-/// 2. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once.
-/// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks plus at most
-///    two partial ones), then slides it over its `P` outputs, adding the entering sample and
+/// 2. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
+///    on long tiles (`P = 16`, u8) scans those sums into prefix sums.
+/// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
+///    sums or `w/16` chunk sums — plus at most two partial ones), then slides it over its `P`
+///    outputs, adding the entering sample and
 ///    subtracting the leaving one — exact in wrapping integer arithmetic ([`SlideIn`]).
 /// 4. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
 ///    rows instead of one 16-byte piece per thread every `16·P / size` bytes.
@@ -1000,6 +1002,8 @@ where
     const { assert!(P * core::mem::size_of::<T>() == 16) };
     // Outputs of one vector per thread skip the stage.
     let direct = const { P == S::LANES && P == Q::LANES };
+    // Wide windows: chunk prefix sums by a block scan (O(1) per window) on long tiles only.
+    let scan = P >= 16;
     let span = WINDOW_BLOCK as u64 * P as u64;
     let total_tiles = a.rows * a.n.div_ceil(span);
     let w = a.width as usize;
@@ -1044,8 +1048,8 @@ where
             unsafe { (tile.add((b + 4 * (b / 16)) as usize) as *const T).read() }.lift_slide()
         };
         if wide {
-            // prefix[c]: the sums of chunks 0..c (16 tile positions each). Thread t sums chunks
-            // 2t and 2t + 1; a block scan of those pairs gives every prefix.
+            // Long tiles: prefix[c], the sums of chunks 0..c (16 tile positions each). Thread t
+            // sums chunks 2t and 2t + 1; a block scan of those pairs gives every prefix.
             let n_chunks = len.div_ceil(chunk);
             let chunk_sum = |j: usize| {
                 let mut acc = SlideSums::<T>::ZERO;
@@ -1056,24 +1060,41 @@ where
                 }
                 acc
             };
-            let (a0, a1) = (chunk_sum(2 * t), chunk_sum(2 * t + 1));
+            if !scan {
+                // Short tiles (P < 16): a block scan per tile costs more than it saves; each
+                // chunk's own sum instead, summed per window below.
+                let mut j = t;
+                while j < n_chunks {
+                    // SAFETY: j < n_chunks slots of the chunk region.
+                    unsafe { chunks.add(j).write(chunk_sum(j)) };
+                    j += WINDOW_BLOCK as usize;
+                }
+            }
+            let (a0, a1) = if scan {
+                (chunk_sum(2 * t), chunk_sum(2 * t + 1))
+            } else {
+                (SlideSums::<T>::ZERO, SlideSums::<T>::ZERO)
+            };
             let pair = Seg {
                 value: a0.plus(a1),
                 reset: 0,
             };
-            // SAFETY: every thread calls it; the stage is free until the outputs are staged
-            // (the scan's last barrier precedes any stage write).
-            let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<T::S, T::SQ>) };
-            // SAFETY: 2t + 1 ≤ n_chunks + 1 slots of the chunk region (layout).
-            unsafe {
-                if 2 * t <= n_chunks {
-                    chunks.add(2 * t).write(before.value);
+            if scan {
+                // SAFETY: every thread calls it (scan is uniform); the stage is free until the
+                // outputs are staged (the scan's last barrier precedes any stage write).
+                let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<T::S, T::SQ>) };
+                // SAFETY: 2t + 1 ≤ n_chunks + 1 slots of the chunk region (layout).
+                unsafe {
+                    if 2 * t <= n_chunks {
+                        chunks.add(2 * t).write(before.value);
+                    }
+                    if 2 * t < n_chunks {
+                        chunks.add(2 * t + 1).write(before.value.plus(a0));
+                    }
                 }
-                if 2 * t < n_chunks {
-                    chunks.add(2 * t + 1).write(before.value.plus(a0));
-                }
-                sync_threads();
             }
+            // SAFETY: every thread reaches it (wide is uniform).
+            unsafe { sync_threads() };
         }
         let s0 = t * P;
         let squares = !sumsq.is_null();
@@ -1087,8 +1108,15 @@ where
                 // chunks at both ends.
                 let c_first = s0.div_ceil(chunk);
                 let c_end = (s0 + w) / chunk;
-                // SAFETY: c_first ≤ c_end ≤ n_chunks, written before the barrier.
-                acc = unsafe { chunks.add(c_end).read().minus(chunks.add(c_first).read()) };
+                if scan {
+                    // SAFETY: c_first ≤ c_end ≤ n_chunks, written before the barrier.
+                    acc = unsafe { chunks.add(c_end).read().minus(chunks.add(c_first).read()) };
+                } else {
+                    for c in c_first..c_end {
+                        // SAFETY: chunk sums written before the barrier.
+                        acc = acc.plus(unsafe { chunks.add(c).read() });
+                    }
+                }
                 for p in s0..c_first * chunk {
                     acc = acc.plus(elem(p));
                 }
