@@ -103,8 +103,13 @@ pub enum WindowVariant {
     /// threads sum from there in registers. Removes the `w` global reads. Bottleneck: `w` shared
     /// reads and adds per output.
     SharedTile,
-    /// 5 — running sums over block scans: O(1) per output whatever the width (integers: the
-    /// difference of two running sums, exact; floats: van Herk/Gil-Werman, no subtraction).
+    /// 5 — running sums: O(1) per output whatever the width. Integers with windows up to 1024
+    /// samples: each thread slides a window sum over 16 bytes of input (add the entering sample,
+    /// subtract the leaving one; exact in wrapping arithmetic) from a shared tile staged with
+    /// 16-byte loads, and the block writes its outputs through a swizzled shared stage as whole
+    /// 512-byte warp rows (u8 8192² at 94% of the copy bandwidth). Wider integer windows and
+    /// floats: block scans (integers: the difference of two running sums; floats: van
+    /// Herk/Gil-Werman, no subtraction).
     RunningSum,
     /// Running sums: the fastest rung at every width measured (docs/PERFORMANCE.md).
     #[default]

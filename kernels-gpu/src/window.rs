@@ -10,6 +10,7 @@
 //! | staged window | 1 output | its own window, copied to shared memory | registers | w | the read-modify-writes |
 //! | shared tile | 1 output | the block's tile + halo in shared memory | registers | w | `w` global reads per output |
 //! | running sum | 16 or 8 positions | global, once per block | running sums in shared memory | O(1) | the `w` in the cost |
+//! | sliding (integers, `w ≤ 1024`) | 16 bytes of input | a shared tile, 16-byte loads | one running pair in registers | O(1) | the scans; uncoalesced stores |
 //!
 //! The running sum: a block scans positions `[0, T + w)` of its tile (`T` outputs), each thread a
 //! chunk of `CHUNK` consecutive positions, chunks chained by a block-wide scan (warp shuffles, one
