@@ -2,7 +2,7 @@
 
 use std::sync::OnceLock;
 
-use gpuprims::Gpu;
+use gpuprims::{Border, Gpu};
 use libtest_mimic::{Failed, Trial};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -124,3 +124,18 @@ macro_rules! gen_float {
 }
 gen_float!(f32, 1e30);
 gen_float!(f64, 1e150);
+
+/// The border a scipy fixture line names (gpuprims' short names, [`Border::name`]); `cval` is
+/// the constant of the `constant` mode.
+pub fn fixture_border(name: &str, cval: f64) -> Border {
+    match Border::ALL.into_iter().find(|b| b.name() == name) {
+        Some(Border::Constant(_)) => Border::Constant(cval),
+        Some(b) => b,
+        None => panic!("unknown mode {name}"),
+    }
+}
+
+/// The whitespace-separated numbers of a fixture field.
+pub fn fixture_numbers(s: &str) -> Vec<f64> {
+    s.split_whitespace().map(|v| v.parse().expect("number")).collect()
+}

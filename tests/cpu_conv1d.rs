@@ -7,7 +7,7 @@ use gpuprims::cpu::conv1d as cpu;
 use libtest_mimic::Trial;
 use rand::Rng;
 
-use crate::common::rng;
+use crate::common::{fixture_border, fixture_numbers, rng};
 
 /// One scipy.ndimage case.
 pub struct ScipyCase {
@@ -37,28 +37,19 @@ impl ScipyCase {
 /// The cases of tests/data/scipy_conv1d.txt.
 pub fn scipy_cases() -> Vec<ScipyCase> {
     let text = include_str!("data/scipy_conv1d.txt");
-    let floats = |s: &str| -> Vec<f64> { s.split_whitespace().map(|v| v.parse().expect("float")).collect() };
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
             let parts: Vec<&str> = l.split('|').collect();
             let head: Vec<&str> = parts[0].split_whitespace().collect();
             let cval: f64 = head[2].parse().expect("cval");
-            let border = match head[1] {
-                "zero" => Border::Zero,
-                "constant" => Border::Constant(cval),
-                "replicate" => Border::Replicate,
-                "reflect" => Border::Reflect,
-                "mirror" => Border::Mirror,
-                "wrap" => Border::Wrap,
-                other => panic!("unknown mode {other}"),
-            };
+            let border = fixture_border(head[1], cval);
             ScipyCase {
                 op: head[0].to_string(),
                 border,
-                x: floats(parts[1]),
-                taps: floats(parts[2]),
-                y: floats(parts[3]),
+                x: fixture_numbers(parts[1]),
+                taps: fixture_numbers(parts[2]),
+                y: fixture_numbers(parts[3]),
             }
         })
         .collect()

@@ -7,7 +7,7 @@ use gpuprims::cpu::window as cpu;
 use libtest_mimic::{Failed, Trial};
 use rand::Rng;
 
-use crate::common::rng;
+use crate::common::{fixture_border, fixture_numbers, rng};
 use crate::cpu_conv1d::scipy_cases;
 
 /// One scipy uniform_filter case.
@@ -23,29 +23,20 @@ pub struct ScipyBox {
 /// The cases of tests/data/scipy_window.txt.
 pub fn scipy_boxes() -> Vec<ScipyBox> {
     let text = include_str!("data/scipy_window.txt");
-    let nums = |s: &str| -> Vec<f64> { s.split_whitespace().map(|v| v.parse().expect("number")).collect() };
     text.lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
             let parts: Vec<&str> = l.split('|').collect();
             let head: Vec<&str> = parts[0].split_whitespace().collect();
             let cval: f64 = head[1].parse().expect("cval");
-            let border = match head[0] {
-                "zero" => Border::Zero,
-                "constant" => Border::Constant(cval),
-                "replicate" => Border::Replicate,
-                "reflect" => Border::Reflect,
-                "mirror" => Border::Mirror,
-                "wrap" => Border::Wrap,
-                other => panic!("unknown mode {other}"),
-            };
-            let (s, w) = (nums(parts[1]), nums(parts[2]));
+            let border = fixture_border(head[0], cval);
+            let (s, w) = (fixture_numbers(parts[1]), fixture_numbers(parts[2]));
             ScipyBox {
                 border,
                 shape: (s[0] as usize, s[1] as usize),
                 window: (w[0] as usize, w[1] as usize),
-                x: nums(parts[3]),
-                y: nums(parts[4]),
+                x: fixture_numbers(parts[3]),
+                y: fixture_numbers(parts[4]),
             }
         })
         .collect()
