@@ -11,11 +11,11 @@
 //!
 //! All steps share the per-output border handling ([`correlate_point`]): an output whose window
 //! lies inside its row reads it directly, one whose window crosses an end maps every position
-//! through [`border_index`]. Products are always formed (a constant border multiplies its value
+//! through [`border_index`](crate::abi::border::border_index). Products are always formed (a constant border multiplies its value
 //! by the tap), so non-finite taps propagate to every output as in scipy and PyTorch.
 //! Accumulation is `fma` in the element type.
 
-use crate::abi::border::{BorderMode, border_index};
+use crate::abi::border::BorderMode;
 use crate::abi::conv1d::{CONV1D_BLOCK, Conv1dArgs, register_block_outputs};
 use crate::device::*;
 
@@ -149,16 +149,15 @@ fn split<T>(o: u64, a: &Conv1dArgs<T>) -> (u64, u64) {
     }
 }
 
-/// Sample at position `pos` (any integer) of the row at `row`, extended by the border mode.
-///
-/// # Safety
-/// `row` must hold `a.n ≥ 1` samples.
+/// The row at `row` of the launch, extended by its border mode (samples read through
+/// [`Sample::load`]).
 #[inline(always)]
-unsafe fn sample<T: Sample>(row: *const T, pos: i64, a: &Conv1dArgs<T>) -> T {
-    match border_index(pos, a.n as i64, BorderMode::from_code(a.border)) {
-        // SAFETY: border_index returns an index below n.
-        Some(j) => unsafe { T::load(row.add(j as usize)) },
-        None => a.cval,
+fn bordered<T: Sample>(row: *const T, a: &Conv1dArgs<T>) -> BorderedRow<T> {
+    BorderedRow {
+        row,
+        n: a.n,
+        mode: BorderMode::from_code(a.border),
+        cval: a.cval,
     }
 }
 
@@ -170,18 +169,8 @@ unsafe fn sample<T: Sample>(row: *const T, pos: i64, a: &Conv1dArgs<T>) -> T {
 unsafe fn correlate_point<T: Sample>(row: *const T, i: u64, a: &Conv1dArgs<T>, taps: &impl Taps<T>) -> T {
     let start = i as i64 - a.anchor as i64;
     let mut acc = T::ZERO;
-    if start >= 0 && start as u64 + a.taps as u64 <= a.n {
-        // SAFETY: the window [start, start + taps) lies inside the row.
-        let window = unsafe { row.add(start as usize) };
-        for k in 0..a.taps {
-            acc = T::fma(taps.get(k), unsafe { T::load(window.add(k as usize)) }, acc);
-        }
-    } else {
-        for k in 0..a.taps {
-            // SAFETY: forwarded.
-            acc = T::fma(taps.get(k), unsafe { sample(row, start + k as i64, a) }, acc);
-        }
-    }
+    // SAFETY: forwarded.
+    unsafe { bordered(row, a).for_each_with(start, a.taps, |p| T::load(p), |k, v| acc = T::fma(taps.get(k), v, acc)) };
     acc
 }
 
@@ -223,24 +212,9 @@ pub unsafe fn shared_tile<T: Sample>(x: *const T, y: *mut T, a: Conv1dArgs<T>) {
     let tile_start = tile * block;
     let first = tile_start as i64 - a.anchor as i64;
     let len = CONV1D_BLOCK + a.taps - 1;
-    let interior = first >= 0 && first as u64 + len as u64 <= a.n;
-    // SAFETY: the host sized dynamic shared memory to `len` elements.
+    // SAFETY: the host sized dynamic shared memory to `len` elements; the row holds n samples.
     let tile_mem: *mut T = unsafe { dynamic_shared() };
-    let mut j = thread_idx();
-    while j < len {
-        let pos = first + j as i64;
-        // SAFETY: interior tiles read inside the row; others go through the border mapping.
-        let v = unsafe {
-            if interior {
-                T::load(row_ptr.add(pos as usize))
-            } else {
-                sample(row_ptr, pos, &a)
-            }
-        };
-        // SAFETY: j < len.
-        unsafe { tile_mem.add(j as usize).write(v) };
-        j += CONV1D_BLOCK;
-    }
+    unsafe { bordered(row_ptr, &a).stage(first, len, tile_mem, thread_idx(), CONV1D_BLOCK, |p| T::load(p)) };
     // SAFETY: every thread of the block reaches this barrier (no early return above).
     unsafe { sync_threads() };
     let t = thread_idx();

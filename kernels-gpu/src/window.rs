@@ -199,17 +199,14 @@ unsafe fn store_run<O: OutElem, const C: usize>(p: *mut O, v: &[O; C], count: us
 // Samples
 // ---------------------------------------------------------------------------------------------
 
-/// The sample at position `pos` (any integer) of the row at `row` of `n ≥ 1` samples, extended
-/// by `mode` (`cval` outside for the constant mode).
-///
-/// # Safety
-/// `row` holds `n` samples.
+/// The row at `row` of a row launch, extended by its border.
 #[inline(always)]
-unsafe fn sample<T: Copy>(row: *const T, pos: i64, n: u64, mode: BorderMode, cval: T) -> T {
-    match border_index(pos, n as i64, mode) {
-        // SAFETY: border_index returns an index below n.
-        Some(j) => unsafe { row.add(j as usize).read() },
-        None => cval,
+fn bordered<T: Copy>(row: *const T, a: &RowArgs<T>) -> BorderedRow<T> {
+    BorderedRow {
+        row,
+        n: a.n,
+        mode: BorderMode::from_code(a.border),
+        cval: a.cval,
     }
 }
 
@@ -241,20 +238,9 @@ fn one_output<T>(a: &RowArgs<T>) -> Option<(u64, u64, u64)> {
 /// # Safety
 /// `row` holds `a.n` samples.
 #[inline(always)]
-unsafe fn for_window<T: Copy>(row: *const T, i: u64, a: &RowArgs<T>, mut f: impl FnMut(u32, T)) {
-    let start = i as i64 - a.anchor as i64;
-    let mode = BorderMode::from_code(a.border);
-    if start >= 0 && start as u64 + a.width as u64 <= a.n {
-        for k in 0..a.width {
-            // SAFETY: the window lies inside the row.
-            f(k, unsafe { row.add(start as usize + k as usize).read() });
-        }
-    } else {
-        for k in 0..a.width {
-            // SAFETY: forwarded.
-            f(k, unsafe { sample(row, start + k as i64, a.n, mode, a.cval) });
-        }
-    }
+unsafe fn for_window<T: Copy>(row: *const T, i: u64, a: &RowArgs<T>, f: impl FnMut(u32, T)) {
+    // SAFETY: forwarded.
+    unsafe { bordered(row, a).for_each_with(i as i64 - a.anchor as i64, a.width, |p| p.read(), f) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,19 +353,9 @@ where
     let i0 = tile * block;
     let first = i0 as i64 - a.anchor as i64;
     let len = WINDOW_BLOCK + a.width - 1;
-    let mode = BorderMode::from_code(a.border);
-    // SAFETY: the host sized shared memory to `len` samples.
+    // SAFETY: the host sized shared memory to `len` samples; the row holds n samples.
     let tile_mem: *mut T = unsafe { dynamic_shared() };
-    let mut j = thread_idx();
-    while j < len {
-        // SAFETY: j < len; the row holds n samples.
-        unsafe {
-            tile_mem
-                .add(j as usize)
-                .write(sample(row, first + j as i64, a.n, mode, a.cval))
-        };
-        j += WINDOW_BLOCK;
-    }
+    unsafe { bordered(row, &a).stage(first, len, tile_mem, thread_idx(), WINDOW_BLOCK, |p| p.read()) };
     // SAFETY: every thread reaches this barrier (no early return above).
     unsafe { sync_threads() };
     let t = thread_idx();
@@ -667,9 +643,9 @@ where
         let xs = base.add(staged.next_multiple_of(16)) as *mut T;
         (x.add((r * a.n) as usize), s_mem, q_mem, scan, xs)
     };
-    let mode = BorderMode::from_code(a.border);
     let first = o0 as i64 - a.anchor as i64;
     let interior = first >= 0 && first as u64 + outputs as u64 + width as u64 <= a.n;
+    let extended = bordered(row, &a);
     let load = |p: u32| {
         let pos = first + p as i64;
         // SAFETY: interior tiles read inside the row; others map through the border.
@@ -677,7 +653,7 @@ where
             if interior {
                 row.add(pos as usize).read()
             } else {
-                sample(row, pos, a.n, mode, a.cval)
+                extended.sample(pos)
             }
         }
     };
@@ -877,16 +853,15 @@ impl SlidingTile {
         } else {
             (self.len, self.len)
         };
-        let mode = BorderMode::from_code(a.border);
         // SAFETY: the tile's row is inside the input.
-        let row = unsafe { x.add(self.row_start as usize) };
+        let row = bordered(unsafe { x.add(self.row_start as usize) }, a);
         let scalars = head + (self.len - tail);
         let mut j = t;
         while j < scalars {
             let p = if j < head { j } else { tail + (j - head) };
             // SAFETY: p < len positions of the tile; the row holds n samples.
             unsafe {
-                let v = sample(row, self.first + p as i64, a.n, mode, a.cval);
+                let v = row.sample(self.first + p as i64);
                 (tile.add(sliding_byte(self.lead + p, size)) as *mut T).write(v);
             }
             j += WINDOW_BLOCK as usize;
@@ -927,6 +902,26 @@ impl<O: OutElem, const C: usize> StageWriter<O, C> {
             unsafe { store_shared_v4(self.stage.add(16 * slot) as *mut [u32; 4], O::pack(|l| self.lanes[l])) };
         }
     }
+}
+
+/// The sliding step of one thread's run of `P` window sums (the sliding and fused kernels):
+/// hands output `c` (a constant after
+/// unrolling) and its window sums to `put`, then moves the window by `step(c)` (entering minus
+/// leaving sample) while outputs remain.
+#[inline(always)]
+#[allow(unused_assignments)] // the last unrolled slide
+fn slide_run<S: Acc, Q: Acc, const P: usize>(
+    mut acc: Sums<S, Q>,
+    count: usize,
+    step: impl Fn(usize) -> Sums<S, Q>,
+    mut put: impl FnMut(usize, Sums<S, Q>),
+) {
+    crate::unroll!(P, |c| {
+        put(c, acc);
+        if c + 1 < count {
+            acc = acc.plus(step(c));
+        }
+    });
 }
 
 /// Copies the block's `outputs` staged values to `dst` with coalesced stores: consecutive threads
@@ -1129,16 +1124,14 @@ where
                     acc = acc.plus(elem(p));
                 }
             }
+            let step = |c: usize| elem(s0 + c + w).minus(elem(s0 + c));
             if direct {
                 // One 16-byte vector per thread and output: the stores already coalesce.
                 let mut vs = [S::ZERO; P];
                 let mut vq = [Q::ZERO; P];
-                crate::unroll!(P, |c| {
-                    vs[c] = S::from_acc(acc.s);
-                    vq[c] = Q::from_acc(acc.q);
-                    if c + 1 < count {
-                        acc = acc.plus(elem(s0 + c + w)).minus(elem(s0 + c));
-                    }
+                slide_run::<_, _, P>(acc, count, step, |c, v| {
+                    vs[c] = S::from_acc(v.s);
+                    vq[c] = Q::from_acc(v.q);
                 });
                 // SAFETY: outputs o + s0 .. o + s0 + count lie in the tile's row.
                 unsafe {
@@ -1150,17 +1143,12 @@ where
             } else {
                 let mut ws = StageWriter::<S, P>::new(stage_s, t);
                 let mut wq = StageWriter::<Q, P>::new(stage_q, t);
-                crate::unroll!(P, |c| {
-                    // Positions past `count` stage stale values that are never flushed.
-                    // SAFETY: the stages hold WINDOW_BLOCK · P values each.
-                    unsafe {
-                        ws.put(c, S::from_acc(acc.s));
-                        if squares {
-                            wq.put(c, Q::from_acc(acc.q));
-                        }
-                    }
-                    if c + 1 < count {
-                        acc = acc.plus(elem(s0 + c + w)).minus(elem(s0 + c));
+                // Positions past `count` stage stale values that are never flushed.
+                // SAFETY: the stages hold WINDOW_BLOCK · P values each.
+                slide_run::<_, _, P>(acc, count, step, |c, v| unsafe {
+                    ws.put(c, S::from_acc(v.s));
+                    if squares {
+                        wq.put(c, Q::from_acc(v.q));
                     }
                 });
             }
@@ -1387,28 +1375,29 @@ where
     let plane_x = unsafe { x.add((plane * a.height * a.width) as usize) };
     let t = thread_idx() as usize;
     let first_col = c0 as i64 - a.anchor_x as i64;
-    let interior_cols = first_col >= 0 && first_col as u64 + ring_w as u64 <= a.width;
-    // Stages extended row `y` in its ring slot.
+    // Stages extended row `y` (its columns from first_col on) in its ring slot.
     let stage = |y: i64| {
-        let slot = y.rem_euclid(ring_rows as i64) as usize;
-        let mapped = border_index(y, a.height as i64, mode);
-        let mut j = t;
-        while j < ring_w {
-            let v = match mapped {
-                // SAFETY: row j < height; interior rows read inside it, others map the column.
-                Some(yy) => unsafe {
-                    let row = plane_x.add((yy as u64 * a.width) as usize);
-                    if interior_cols {
-                        row.add(first_col as usize + j).read()
-                    } else {
-                        sample(row, first_col + j as i64, a.width, mode, a.cval)
-                    }
-                },
-                None => a.cval,
-            };
-            // SAFETY: slot < ring_rows, j < ring_w.
-            unsafe { ring.add(slot * ring_w + j).write(v) };
-            j += FUSED_BLOCK as usize;
+        // SAFETY: slot < ring_rows slots of ring_w samples.
+        let slot = unsafe { ring.add(y.rem_euclid(ring_rows as i64) as usize * ring_w) };
+        match border_index(y, a.height as i64, mode) {
+            // SAFETY: row yy < height of the plane holds `width` samples.
+            Some(yy) => unsafe {
+                let row = BorderedRow {
+                    row: plane_x.add((yy as u64 * a.width) as usize),
+                    n: a.width,
+                    mode,
+                    cval: a.cval,
+                };
+                row.stage(first_col, ring_w as u32, slot, t as u32, FUSED_BLOCK, |p| p.read());
+            },
+            None => {
+                let mut j = t;
+                while j < ring_w {
+                    // SAFETY: j < ring_w.
+                    unsafe { slot.add(j).write(a.cval) };
+                    j += FUSED_BLOCK as usize;
+                }
+            }
         }
     };
     // Row-window sums of this thread's P columns in staged row `y`.
@@ -1422,14 +1411,9 @@ where
             acc = acc.plus(unsafe { base.add(k).read() }.lift());
         }
         let mut out = [SumsOf::<T>::ZERO; P];
-        crate::unroll!(P, |c| {
-            out[c] = acc;
-            if c + 1 < P {
-                // SAFETY: c + w < P + w − 1 ≤ ring_w − t·P.
-                let (enter, leave) = unsafe { (base.add(c + w as usize).read(), base.add(c).read()) };
-                acc = acc.plus(enter.lift()).minus(leave.lift());
-            }
-        });
+        // SAFETY: c + w < P + w − 1 ≤ ring_w − t·P for the steps taken (c + 1 < P).
+        let step = |c: usize| unsafe { base.add(c + w as usize).read().lift().minus(base.add(c).read().lift()) };
+        slide_run::<_, _, P>(acc, P, step, |c, v| out[c] = v);
         out
     };
     let ay = a.anchor_y as i64;

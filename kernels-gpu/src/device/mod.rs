@@ -1,13 +1,15 @@
 //! Thin, documented wrappers over `core::arch::nvptx` and inline PTX. Kernels use these; raw
-//! `asm!` lives only in this module.
+//! `asm!` lives only in this module. Also the row-access helpers every filter family shares (`rows`).
 
 pub mod bank;
 pub mod memory;
+pub mod rows;
 pub mod thread;
 pub mod warp;
 
 pub use bank::*;
 pub use memory::*;
+pub use rows::*;
 pub use thread::*;
 pub use warp::*;
 
