@@ -1,8 +1,9 @@
 //! Benchmark: every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32), every 1D
 //! filter variant over 2^16 … 2^27 samples with 5 and 31 taps (mean filter, zero border; f64, and
 //! f32 at two sizes), and the window statistics (u8 images 1024² … 8192²: row sums at widths 15
-//! and 255, 15 × 15 local mean and variance), with the device-to-device copy bandwidth measured in the same run as the
-//! ceiling. Writes CSV and a markdown table under `target/gpuprims-bench/` and prints the table.
+//! and 255, 15 × 15 local mean and variance) and 2 × 2 max pooling (f32 NCHW batches of 224²
+//! planes, 2^20 … 2^28 elements), with the device-to-device copy bandwidth measured in the same
+//! run as the ceiling. Writes CSV and a markdown table under `target/gpuprims-bench/` and prints the table.
 //!
 //!     cargo bench --bench ladder
 
@@ -13,8 +14,8 @@ use std::fmt::Write as _;
 
 use gpuprims::cpu::conv1d as cpu1d;
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::{Border, Conv1dElement, Filter1d, Gpu, WindowVariant};
-use support::{Filter1dWork, Row, WindowWork};
+use gpuprims::{Border, Conv1dElement, Filter1d, Gpu, Pool2d, PoolPlan, PoolShape, PoolVariant, WindowVariant};
+use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
     let gpu = match Gpu::new() {
@@ -111,6 +112,30 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             let rows = support::box_ladder(gpu, &pixels, (side, side), (15, 15), Border::Reflect, &want, copy)?;
             record(&rows, &format!("{side}² × 15×15"), None, None);
         }
+    }
+    // Pooling: 2 × 2 max pooling of f32 planes of 224², batches of 16 … 4096 planes.
+    let pool_variants = [
+        PoolVariant::Global,
+        PoolVariant::ReadOnly,
+        PoolVariant::Vectorized,
+        PoolVariant::Auto,
+    ];
+    for planes in [16, 64, 256, 1024, 4096] {
+        let x = support::pool_input::<f32>(planes * 224 * 224, planes as u64);
+        let shape = PoolShape::max(planes, 224, 224, Pool2d::new((2, 2)));
+        let work = PoolWork { x: &x, shape };
+        let (_, _, want) = support::max_pool_cpu(&work);
+        let rows = support::pool_ladder(
+            gpu,
+            &work,
+            &want,
+            "max_pool2d 2×2 f32",
+            copy,
+            &pool_variants,
+            false,
+            |v| PoolPlan::<f32>::max(gpu, shape, v),
+        )?;
+        record(&rows, &format!("{planes} × 224²"), None, None);
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gpuprims-bench");
     std::fs::create_dir_all(&dir)

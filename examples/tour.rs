@@ -7,8 +7,8 @@
 mod support;
 
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::{Border, Filter1d, Gpu, WindowVariant};
-use support::{Filter1dWork, Row, WindowWork};
+use gpuprims::{Border, Filter1d, Gpu, Pool2d, PoolPlan, PoolShape, PoolVariant, WindowVariant};
+use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
     let quick = support::quick();
@@ -38,6 +38,14 @@ fn main() {
         border: Border::Zero,
     };
     let (w_serial, w_rayon, w_want) = support::window_cpu(&window);
+    let (pn, pc, ph, pw) = if quick { (4, 8, 56, 56) } else { (64, 64, 224, 224) };
+    let tensor = support::pool_input::<f32>(pn * pc * ph * pw, 2026);
+    let pool_shape = PoolShape::max(pn * pc, ph, pw, Pool2d::new((2, 2)));
+    let pool = PoolWork {
+        x: &tensor,
+        shape: pool_shape,
+    };
+    let (p_serial, p_rayon, p_want) = support::max_pool_cpu(&pool);
     let started = std::time::Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,
@@ -46,6 +54,9 @@ fn main() {
             println!("CPU reference: serial {serial:.1} µs, rayon {rayon:.1} µs (sum of squares = {want}).");
             println!("1D mean filter (5 taps, {signal_len} f64): CPU serial {f_serial:.1} µs, rayon {f_rayon:.1} µs.");
             println!("Row window sums (width 15, u8 {ih} × {iw}): CPU serial {w_serial:.1} µs, rayon {w_rayon:.1} µs.");
+            println!(
+                "2 × 2 max pooling ({pn}, {pc}, {ph}, {pw}) f32: CPU serial {p_serial:.1} µs, rayon {p_rayon:.1} µs."
+            );
             println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladders.");
             return;
         }
@@ -85,7 +96,30 @@ fn main() {
             w_rayon,
         );
         summary(&window_rows, w_serial);
-        let rows: Vec<Row> = rows.into_iter().chain(filter_rows).chain(window_rows).collect();
+        let pool_variants: Vec<PoolVariant> = PoolVariant::ALL.iter().copied().chain([PoolVariant::Auto]).collect();
+        let pool_rows = support::pool_ladder(
+            &gpu,
+            &pool,
+            &p_want,
+            "max_pool2d f32",
+            copy,
+            &pool_variants,
+            false,
+            |v| PoolPlan::<f32>::max(&gpu, pool_shape, v),
+        )?;
+        support::print_table(
+            &format!("2 × 2 max pooling, f32 ({pn}, {pc}, {ph}, {pw}) (NCHW, PyTorch semantics)"),
+            &pool_rows,
+            p_serial,
+            p_rayon,
+        );
+        summary(&pool_rows, p_serial);
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .chain(filter_rows)
+            .chain(window_rows)
+            .chain(pool_rows)
+            .collect();
         if rows.iter().any(|r| !r.ok) {
             eprintln!("FAIL: a variant disagreed with the CPU reference");
             std::process::exit(1);

@@ -36,6 +36,15 @@ pub enum Error {
         what: &'static str,
     },
 
+    /// The data does not fit the module's 64 KiB constant-memory bank (the pooling ladder's
+    /// `ConstantInput` rung holds its whole input there).
+    #[error("{what} takes {bytes} bytes, more than the {max}-byte constant bank")]
+    ConstantBankFull {
+        what: &'static str,
+        bytes: usize,
+        max: usize,
+    },
+
     /// The variant cannot run this input.
     #[error("variant `{variant}` cannot run this input: {reason}")]
     Unsupported { variant: &'static str, reason: String },

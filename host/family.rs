@@ -52,6 +52,7 @@ registry! {
     reduce: crate::ops::reduce::ReduceKernels,
     conv1d: crate::ops::conv1d::Conv1dKernels,
     window: crate::ops::window::WindowKernels,
+    pool: crate::ops::pool::PoolKernels,
 }
 
 impl Gpu {

@@ -14,6 +14,7 @@
 //! | `scipy.ndimage.correlate1d(x, t)` / `torch.conv1d` | [`Gpu::conv1d`] (f32/f64, any [`Border`]) |
 //! | `scipy.ndimage.convolve1d(x, t)` | [`Gpu::convolve1d`]                   |
 //! | `scipy.ndimage.uniform_filter1d(x, w)` | [`Gpu::mean_filter1d`]          |
+//! | `torch.nn.functional.max_pool2d` / `avg_pool2d` | [`Gpu::max_pool2d`] (u8…f64, argmax) / [`Gpu::avg_pool2d`] |
 //! | `Array::from(..)` on the device | [`DeviceArray::upload`] / [`DeviceArray::download`] |
 //!
 //! ```no_run
@@ -51,6 +52,7 @@ pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
+pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
 pub use ops::window::{
     BoxLaunch, BoxVariant, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowPlan, WindowVariant,

@@ -3,9 +3,11 @@
 
 mod common;
 mod cpu_conv1d;
+mod cpu_pool;
 mod cpu_reference;
 mod cpu_window;
 mod gpu_conv1d;
+mod gpu_pool;
 mod gpu_reduce;
 mod gpu_window;
 mod ptx;
@@ -25,5 +27,7 @@ fn main() {
     trials.extend(gpu_conv1d::trials());
     trials.extend(cpu_window::trials());
     trials.extend(gpu_window::trials());
+    trials.extend(cpu_pool::trials());
+    trials.extend(gpu_pool::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -5,15 +5,18 @@
 
 use std::time::Instant;
 
+use gpuprims::abi::pool::PoolValue;
 use gpuprims::abi::reduce::SumSq;
 use gpuprims::abi::window::{Acc, Sums};
 use gpuprims::cpu::conv1d::{self as cpu1d, Real};
+use gpuprims::cpu::pool as cpupool;
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::cpu::window::{self as cpuw, OracleElement};
 use gpuprims::ops::reduce::ReduceLaunch;
 use gpuprims::{
-    Border, BoxLaunch, BoxVariant, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, MomentsOutput,
-    ReducePolicy, ReduceVariant, Result, SumsOutput, WindowElement, WindowPlan, WindowVariant,
+    Border, BoxLaunch, BoxVariant, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, MomentsOutput, PoolElement,
+    PoolPlan, PoolShape, PoolVariant, ReducePolicy, ReduceVariant, Result, SumsOutput, WindowElement, WindowPlan,
+    WindowVariant,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -491,6 +494,134 @@ where
             copy_gbps,
             ok,
             note: format!("{runs} runs, {} inputs", inputs.len()),
+        });
+    }
+    Ok(rows)
+}
+
+/// A pooling workload: `planes` planes of `h × w` samples in `x`, and the pooling it runs.
+pub struct PoolWork<'a, T> {
+    pub x: &'a [T],
+    pub shape: PoolShape,
+}
+
+/// Random pooling input in [−1, 1) (floats) or over the type's range (integers).
+pub fn pool_input<T: PoolInputGen>(len: usize, seed: u64) -> Vec<T> {
+    let mut r = ChaCha8Rng::seed_from_u64(seed);
+    (0..len).map(|_| T::draw(&mut r)).collect()
+}
+
+/// An element type the pooling examples generate.
+pub trait PoolInputGen: Sized {
+    fn draw(r: &mut ChaCha8Rng) -> Self;
+}
+
+impl PoolInputGen for f32 {
+    fn draw(r: &mut ChaCha8Rng) -> f32 {
+        r.random_range(-1.0..1.0)
+    }
+}
+
+impl PoolInputGen for u8 {
+    fn draw(r: &mut ChaCha8Rng) -> u8 {
+        r.random()
+    }
+}
+
+/// CPU baselines of max pooling (serial oracle, rayon planes) and the expected values.
+pub fn max_pool_cpu<T: PoolValue + Send + Sync>(w: &PoolWork<T>) -> (f64, f64, Vec<T>) {
+    let s = &w.shape;
+    let x = ndarray::ArrayView3::from_shape((s.planes, s.h, s.w), w.x).expect("shape");
+    let runs = if w.x.len() > 1 << 24 { 1 } else { 5 };
+    let (serial, _) = cpu_time_us(runs, || cpupool::max_pool2d(&x, &s.window).expect("valid"));
+    let (rayon, want) = cpu_time_us(runs, || {
+        cpupool::par_max_pool2d(w.x, s.planes, s.h, s.w, &s.window).expect("valid")
+    });
+    (serial, rayon, want)
+}
+
+/// Times each of `variants` on `w` (one plan per rotating input copy, so texture objects are made
+/// before timing; the constant-input rung copies its input into the bank inside every timed call,
+/// as it must), checks each result bit for bit against `want`, and returns one row per variant
+/// that can run the workload (the others are printed with their error). `indices`: max pooling
+/// also writes its i64 argmax (counted in the bytes).
+#[allow(clippy::too_many_arguments)]
+pub fn pool_ladder<T: PoolElement + PartialEq>(
+    gpu: &Gpu,
+    w: &PoolWork<T>,
+    want: &[T],
+    family: &'static str,
+    copy_gbps: f64,
+    variants: &[PoolVariant],
+    indices: bool,
+    plan: impl Fn(PoolVariant) -> Result<PoolPlan<T>>,
+) -> Result<Vec<Row>> {
+    let inputs = rotating_copies(gpu, w.x)?;
+    let outputs = want.len();
+    // SAFETY: plain data, poisoned before every run and written in full by every kernel.
+    let y = std::cell::RefCell::new(unsafe { gpu.stream().alloc::<T>(outputs.max(1)) }?);
+    let idx = std::cell::RefCell::new(if indices {
+        Some(unsafe { gpu.stream().alloc::<i64>(outputs.max(1)) }?)
+    } else {
+        None
+    });
+    let mut rows = Vec::new();
+    for &v in variants {
+        let plans: Vec<PoolPlan<T>> = match (0..inputs.len()).map(|_| plan(v)).collect::<Result<_>>() {
+            Ok(p) => p,
+            Err(e) => {
+                println!("{family} {}: not run — {e}", v.name());
+                continue;
+            }
+        };
+        let mut note = String::new();
+        if plans[0].variant() == PoolVariant::Texture {
+            let (create_us, _) = cpu_time_us(20, || {
+                plans[0].release_texture();
+                plans[0].prepare_texture(gpu, &inputs[0])
+            });
+            note = format!("texture object create + destroy {create_us:.1} µs (host)");
+        }
+        for (p, x) in plans.iter().zip(&inputs) {
+            p.prepare_texture(gpu, x)?;
+        }
+        if plans[0].variant() == PoolVariant::ConstantInput {
+            note = format!("includes the {} B copy into the constant bank", size_of_val(w.x));
+        }
+        let enqueue = |i: usize| {
+            let k = i % inputs.len();
+            plans[k].enqueue(gpu, &inputs[k], &mut y.borrow_mut(), idx.borrow_mut().as_mut())
+        };
+        let poison = |_| gpu.poison(&mut y.borrow_mut());
+        let probe = gpu.time_launches(0, 1, poison, enqueue)?;
+        let runs = ((300e3 / probe.median_us) as usize).clamp(3, 200);
+        let t = gpu.time_launches(3, runs, poison, enqueue)?;
+        poison(0)?;
+        enqueue(0)?;
+        let got = gpu.stream().clone_dtoh(&*y.borrow())?;
+        let ok = got.len() >= outputs && got[..outputs].iter().zip(want).all(|(a, b)| a == b);
+        let variant = match (v, plans[0].variant()) {
+            (PoolVariant::Auto, r) => format!("auto ({})", r.name()),
+            (v, _) => v.name().to_string(),
+        };
+        note = [format!("{runs} runs"), note]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join("; ");
+        rows.push(Row {
+            family,
+            variant: if indices {
+                format!("{variant} + indices")
+            } else {
+                variant
+            },
+            n: w.x.len(),
+            median_us: t.median_us,
+            bytes: (size_of_val(w.x) + outputs * (size_of::<T>() + if indices { 8 } else { 0 })) as f64,
+            copy_gbps,
+            ok,
+            note,
         });
     }
     Ok(rows)

@@ -3,5 +3,6 @@
 //! `par_*` functions are the rayon-parallel CPU baseline.
 
 pub mod conv1d;
+pub mod pool;
 pub mod reduce;
 pub mod window;

@@ -6,6 +6,7 @@
 //! - [`device`]: thin wrappers over thread indices, barriers, shuffles, memory spaces, atomics.
 //! - [`reduce`]: the reduction ladder (steps 1–8).
 //! - [`conv1d`]: the 1D filter ladder (global taps → constant taps → shared tile → register blocked).
+//! - [`pool`]: 2D max and average pooling (PyTorch semantics) through five input paths.
 //! - [`window`]: sliding-window sums and sums of squares (rows, 2D boxes) up to O(1) running sums.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
@@ -21,6 +22,8 @@ pub mod abi;
 pub mod conv1d;
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
+#[cfg(target_arch = "nvptx64")]
+pub mod pool;
 #[cfg(target_arch = "nvptx64")]
 pub mod reduce;
 #[cfg(target_arch = "nvptx64")]

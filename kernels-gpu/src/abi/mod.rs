@@ -7,6 +7,7 @@
 
 pub mod border;
 pub mod conv1d;
+pub mod pool;
 pub mod reduce;
 pub mod window;
 

@@ -53,12 +53,18 @@ pub unsafe fn atomic_add_u32(p: *mut u32, v: u32) -> u32 {
     old
 }
 
-/// Reads the `u32` (`reg32`) or `u64` (`reg64`) at byte offset `offset` of a constant-memory
+/// Reads the `u8`, `u16` (zero-extended into a `reg32`), `u32` or `u64` at byte offset `offset` of a constant-memory
 /// symbol declared with [`declare_constant!`]. The address goes through a register
 /// (`[SYMBOL+%reg]` is not valid PTX). Every thread of a warp reading the same address is served
 /// by one broadcast from the constant cache.
 #[macro_export]
 macro_rules! load_constant {
+    ($symbol:expr, $offset:expr, u8) => {
+        $crate::load_constant!(@ $symbol, $offset, u32, reg32, "u8") as u8
+    };
+    ($symbol:expr, $offset:expr, u16) => {
+        $crate::load_constant!(@ $symbol, $offset, u32, reg32, "u16") as u16
+    };
     ($symbol:expr, $offset:expr, u32) => {
         $crate::load_constant!(@ $symbol, $offset, u32, reg32, "u32")
     };
@@ -94,10 +100,16 @@ macro_rules! declare_constant {
     };
 }
 
-/// Loads a `u32` (`reg32`) or `u64` (`reg64`) through the read-only data cache
+/// Loads a `u8` or `u16` (zero-extended into a `reg32`), `u32` or `u64` through the read-only data cache
 /// (`ld.global.nc`): neighbouring threads re-reading a halo sample hit L1 instead of L2.
 #[macro_export]
 macro_rules! load_nc {
+    ($p:expr, u8) => {
+        $crate::load_nc!(@ ($p) as *const u32, u32, reg32, "u8") as u8
+    };
+    ($p:expr, u16) => {
+        $crate::load_nc!(@ ($p) as *const u32, u32, reg32, "u16") as u16
+    };
     ($p:expr, u32) => {
         $crate::load_nc!(@ $p, u32, reg32, "u32")
     };
@@ -131,6 +143,23 @@ pub unsafe fn store_v4(p: *mut [u32; 4], w: [u32; 4]) {
             "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.v4.u32 [g], {{{a}, {b}, {c}, {d}}}; }}",
             p = in(reg64) p,
             a = in(reg32) w[0], b = in(reg32) w[1], c = in(reg32) w[2], d = in(reg32) w[3],
+            options(nostack),
+        );
+    }
+}
+
+/// Stores 8 bytes (`st.global.v2.u32`).
+///
+/// # Safety
+/// `p` must point to 8 writable, 8-byte-aligned bytes of global memory.
+#[inline(always)]
+pub unsafe fn store_v2(p: *mut [u32; 2], w: [u32; 2]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.v2.u32 [g], {{{a}, {b}}}; }}",
+            p = in(reg64) p,
+            a = in(reg32) w[0], b = in(reg32) w[1],
             options(nostack),
         );
     }
@@ -215,6 +244,17 @@ impl Vec16 for u8 {
         bytes(words[1]);
         bytes(words[2]);
         bytes(words[3]);
+    }
+}
+
+impl Vec16 for u16 {
+    const LANES: u64 = 8;
+    #[inline(always)]
+    fn for_each_lane(words: [u32; 4], mut f: impl FnMut(Self)) {
+        for w in words {
+            f(w as u16);
+            f((w >> 16) as u16);
+        }
     }
 }
 

@@ -4,12 +4,14 @@
 pub mod bank;
 pub mod memory;
 pub mod rows;
+pub mod texture;
 pub mod thread;
 pub mod warp;
 
 pub use bank::*;
 pub use memory::*;
 pub use rows::*;
+pub use texture::*;
 pub use thread::*;
 pub use warp::*;
 

@@ -1,0 +1,544 @@
+//! GPU pooling trials: every variant (Auto included) × instance against the CPU oracle over
+//! kernels {1×1, 2×2, 3×3, 3×2, 7×7, 2×4, 1×16} × stride {kernel, 1, 2} × padding {0, k/2} × dilation {1, 2}
+//! × ceil mode × planes {1×1, 5×7, 8×8, 25×25, 13×17, 6×32}, the batch shape and layout rotating
+//! through (H, W), (1, 3, H, W), (2, 5, H, W) × contiguous, transposed view, device array; values
+//! and argmax bit for bit, NaN and −∞ included; PyTorch's own outputs on the GPU; the constant
+//! bank shared by pooling and 1D filters from several threads and handles; texture plans reused
+//! across buffers; errors. Every output the ops allocate is poisoned first.
+
+use std::fmt::Debug;
+
+use cudarc::driver::DeviceRepr;
+use gpuprims::cpu::pool as cpu;
+use gpuprims::{
+    AvgPool2d, AvgPoolElement, Border, Conv1dVariant, DeviceArray, Error, Gpu, Pool2d, PoolElement, PoolPlan,
+    PoolShape, PoolVariant,
+};
+use libtest_mimic::{Failed, Trial};
+use ndarray::{Array1, ArrayD, Axis, IxDyn};
+use rand::Rng;
+use rand_chacha::ChaCha8Rng;
+
+use crate::common::{gpu_trial, rng};
+use crate::cpu_pool::{TorchOp, same, torch_cases};
+
+const VARIANTS: [PoolVariant; 6] = [
+    PoolVariant::Global,
+    PoolVariant::ConstantInput,
+    PoolVariant::Texture,
+    PoolVariant::ReadOnly,
+    PoolVariant::Vectorized,
+    PoolVariant::Auto,
+];
+
+/// An element type the trials generate and compare.
+trait El: PoolElement + Copy + Debug + DeviceRepr {
+    const FLOAT: bool;
+    /// A random value: from a small set (`ties`: equal maxima everywhere) or the type's range.
+    fn draw(r: &mut ChaCha8Rng, ties: bool) -> Self;
+    fn f(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! el_int {
+    ($($t:ty),*) => {$(
+        impl El for $t {
+            const FLOAT: bool = false;
+            fn draw(r: &mut ChaCha8Rng, ties: bool) -> $t {
+                if ties { r.random_range(0..3) as $t } else { r.random::<$t>() }
+            }
+            fn f(self) -> f64 { self as f64 }
+            fn from_f64(v: f64) -> $t { v as $t }
+        }
+    )*};
+}
+el_int!(u8, u16, i32);
+
+macro_rules! el_float {
+    ($($t:ty),*) => {$(
+        impl El for $t {
+            const FLOAT: bool = true;
+            fn draw(r: &mut ChaCha8Rng, ties: bool) -> $t {
+                if ties { r.random_range(0..3) as $t } else { r.random_range(-1.0..1.0) }
+            }
+            fn f(self) -> f64 { self as f64 }
+            fn from_f64(v: f64) -> $t { v as $t }
+        }
+    )*};
+}
+el_float!(f32, f64);
+
+/// How a case hands its input to the op.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    Contiguous,
+    Transposed,
+    Device,
+}
+
+/// The (batch shape, layout) rotation.
+const ROTATION: [(&[usize], Layout); 6] = [
+    (&[], Layout::Contiguous),
+    (&[1, 3], Layout::Contiguous),
+    (&[2, 5], Layout::Device),
+    (&[], Layout::Transposed),
+    (&[1, 3], Layout::Transposed),
+    (&[2, 5], Layout::Contiguous),
+];
+
+/// A random input of shape `lead × (h, w)`, in `layout` (a transposed view holds the same
+/// logical values), with NaN and −∞ sprinkled in when `specials`.
+fn input<T: El>(lead: &[usize], (h, w): (usize, usize), seed: u64, ties: bool, specials: bool) -> ArrayD<T> {
+    let mut r = rng(seed);
+    let mut shape = lead.to_vec();
+    shape.extend([h, w]);
+    let mut x = ArrayD::from_shape_fn(IxDyn(&shape), |_| T::draw(&mut r, ties));
+    if specials && T::FLOAT {
+        for v in x.iter_mut() {
+            match r.random_range(0..20) {
+                0 => *v = T::from_f64(f64::NAN),
+                1 => *v = T::from_f64(f64::NEG_INFINITY),
+                _ => {}
+            }
+        }
+    }
+    x
+}
+
+/// The op's output for `x` given as `layout`: values and (max pooling) indices, on the host.
+type Got<T> = gpuprims::Result<(ArrayD<T>, Option<ArrayD<i64>>)>;
+
+fn run_max<T: El>(gpu: &Gpu, x: &ArrayD<T>, layout: Layout, p: Pool2d, v: PoolVariant, indices: bool) -> Got<T> {
+    let n = x.ndim();
+    match layout {
+        Layout::Device => {
+            let d = DeviceArray::upload(gpu, x)?;
+            if indices {
+                let (y, i) = gpu.max_pool2d_indices_with(&d, p, v)?;
+                Ok((y.download(gpu)?, Some(i.download(gpu)?)))
+            } else {
+                Ok((gpu.max_pool2d_with(&d, p, v)?.download(gpu)?, None))
+            }
+        }
+        _ => {
+            // A transposed layout: the same logical array as a view of its swapped-axes copy.
+            let owned;
+            let view = match layout {
+                Layout::Transposed => {
+                    let mut t = x.view();
+                    t.swap_axes(n - 1, n - 2);
+                    owned = t.as_standard_layout().into_owned();
+                    let mut back = owned.view();
+                    back.swap_axes(n - 1, n - 2);
+                    back
+                }
+                _ => x.view(),
+            };
+            if indices {
+                let (y, i) = gpu.max_pool2d_indices_with(&view, p, v)?;
+                Ok((y, Some(i)))
+            } else {
+                Ok((gpu.max_pool2d_with(&view, p, v)?, None))
+            }
+        }
+    }
+}
+
+fn run_avg<T: El + AvgPoolElement>(gpu: &Gpu, x: &ArrayD<T>, layout: Layout, p: AvgPool2d, v: PoolVariant) -> Got<T> {
+    let n = x.ndim();
+    match layout {
+        Layout::Device => {
+            let d = DeviceArray::upload(gpu, x)?;
+            Ok((gpu.avg_pool2d_with(&d, p, v)?.download(gpu)?, None))
+        }
+        Layout::Transposed => {
+            let mut t = x.view();
+            t.swap_axes(n - 1, n - 2);
+            let owned = t.as_standard_layout().into_owned();
+            let mut back = owned.view();
+            back.swap_axes(n - 1, n - 2);
+            Ok((gpu.avg_pool2d_with(&back, p, v)?, None))
+        }
+        Layout::Contiguous => Ok((gpu.avg_pool2d_with(x, p, v)?, None)),
+    }
+}
+
+/// Whether `got` is the error the variant owes for this input, when it cannot run it.
+fn expected_refusal(v: PoolVariant, e: &Error) -> bool {
+    matches!(
+        (v, e),
+        (PoolVariant::ConstantInput, Error::ConstantBankFull { .. })
+            | (PoolVariant::Vectorized, Error::Unsupported { .. })
+    )
+}
+
+/// Compares one GPU result with the oracle's (values bit for bit, NaN = NaN; indices exactly).
+fn compare<T: El>(
+    what: &str,
+    got: &ArrayD<T>,
+    want: &ArrayD<T>,
+    gi: Option<&ArrayD<i64>>,
+    wi: Option<&ArrayD<i64>>,
+) -> Result<(), Failed> {
+    if got.shape() != want.shape() {
+        return Err(format!("{what}: shape {:?}, expected {:?}", got.shape(), want.shape()).into());
+    }
+    for (k, (a, b)) in got.iter().zip(want.iter()).enumerate() {
+        if !same(a.f(), b.f()) || (a.f() == 0.0 && a.f().is_sign_negative() != b.f().is_sign_negative()) {
+            return Err(format!("{what}: output {k} is {a:?}, expected {b:?}").into());
+        }
+    }
+    if let (Some(gi), Some(wi)) = (gi, wi)
+        && let Some(k) = gi.iter().zip(wi.iter()).position(|(a, b)| a != b)
+    {
+        return Err(format!(
+            "{what}: index {k} is {}, expected {}",
+            gi.as_slice().unwrap()[k],
+            wi.as_slice().unwrap()[k]
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The kernels, plus (2, 4) and (1, 16): the vectorized kernel's 4- and 16-lane windows.
+const KERNELS: [(usize, usize); 7] = [(1, 1), (2, 2), (3, 3), (3, 2), (7, 7), (2, 4), (1, 16)];
+const PLANES: [(usize, usize); 6] = [(1, 1), (5, 7), (8, 8), (25, 25), (13, 17), (6, 32)];
+
+/// Every window geometry of the matrix (`dilated`: max pooling's dilation 2 too).
+fn geometries(dilated: bool) -> Vec<Pool2d> {
+    let mut out = Vec::new();
+    for k in KERNELS {
+        for s in [k, (1, 1), (2, 2)] {
+            for pad in [(0, 0), (k.0 / 2, k.1 / 2)] {
+                for d in if dilated { &[(1, 1), (2, 2)][..] } else { &[(1, 1)][..] } {
+                    for ceil in [false, true] {
+                        out.push(Pool2d::new(k).stride(s).padding(pad).dilation(*d).ceil_mode(ceil));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn max_matrix<T: El>(gpu: &Gpu, v: PoolVariant) -> Result<(), Failed> {
+    let mut case = 0u64;
+    let mut ran = 0;
+    for p in geometries(true) {
+        for plane in PLANES {
+            case += 1;
+            let (lead, layout) = ROTATION[case as usize % ROTATION.len()];
+            let x = input::<T>(lead, plane, case, case.is_multiple_of(3), case % 3 == 1);
+            let what = format!("{v:?} {} {p:?} {:?} {layout:?}", std::any::type_name::<T>(), x.shape());
+            let indices = case.is_multiple_of(2);
+            let got = run_max(gpu, &x, layout, p, v, indices);
+            let want = cpu::max_pool2d(&x, &p);
+            match (got, want) {
+                (Err(Error::InvalidArgument { .. }), Err(_)) => {}
+                (Err(e), Ok(_)) if expected_refusal(v, &e) => {}
+                (Ok((y, i)), Ok((wy, wi))) => {
+                    compare(&what, &y, &wy, i.as_ref(), indices.then_some(&wi))?;
+                    ran += 1;
+                }
+                (got, want) => {
+                    return Err(format!("{what}: got {:?}, oracle {:?}", got.err(), want.err()).into());
+                }
+            }
+        }
+    }
+    // The vectorized kernel runs only widths that divide a 16-byte vector over rows of whole vectors.
+    if ran < if v == PoolVariant::Vectorized { 20 } else { 100 } {
+        return Err(format!("only {ran} cases ran").into());
+    }
+    Ok(())
+}
+
+fn avg_matrix<T: El + AvgPoolElement>(gpu: &Gpu, v: PoolVariant) -> Result<(), Failed> {
+    let mut case = 0u64;
+    let mut ran = 0;
+    for g in geometries(false) {
+        for plane in PLANES {
+            for (cip, div) in [(true, None), (false, None), (true, Some(-3))] {
+                case += 1;
+                let p = AvgPool2d::new(g.kernel)
+                    .stride(g.stride)
+                    .padding(g.padding)
+                    .ceil_mode(g.ceil_mode)
+                    .count_include_pad(cip)
+                    .divisor_override(div);
+                let (lead, layout) = ROTATION[case as usize % ROTATION.len()];
+                let x = input::<T>(lead, plane, case, case.is_multiple_of(3), false);
+                let what = format!("{v:?} {} {p:?} {:?} {layout:?}", std::any::type_name::<T>(), x.shape());
+                match (run_avg(gpu, &x, layout, p, v), cpu::avg_pool2d(&x, &p)) {
+                    (Err(Error::InvalidArgument { .. }), Err(_)) => {}
+                    (Err(e), Ok(_)) if expected_refusal(v, &e) => {}
+                    (Ok((y, _)), Ok(wy)) => {
+                        compare(&what, &y, &wy, None, None)?;
+                        ran += 1;
+                    }
+                    (got, want) => {
+                        return Err(format!("{what}: got {:?}, oracle {:?}", got.err(), want.err()).into());
+                    }
+                }
+            }
+        }
+    }
+    // The vectorized kernel runs only widths that divide a 16-byte vector over rows of whole vectors.
+    if ran < if v == PoolVariant::Vectorized { 20 } else { 100 } {
+        return Err(format!("only {ran} cases ran").into());
+    }
+    Ok(())
+}
+
+/// PyTorch's own outputs (tests/data/torch_pool.txt) through one variant: f64 and f32 planes,
+/// and the integer planes as i32 for max pooling.
+fn torch_on_gpu(gpu: &Gpu, v: PoolVariant) -> Result<(), Failed> {
+    let mut ran = 0;
+    for (n, case) in torch_cases().iter().enumerate() {
+        let Ok(want) = &case.result else { continue };
+        let shape = IxDyn(&[1, 1, case.shape.0, case.shape.1]);
+        let what = format!("fixture case {n} {v:?}");
+        macro_rules! check {
+            ($t:ty) => {{
+                let x =
+                    ArrayD::from_shape_vec(shape.clone(), case.x.iter().map(|&a| a as $t).collect()).expect("shape");
+                let got = match &case.op {
+                    TorchOp::Max(p) => run_max::<$t>(gpu, &x, Layout::Contiguous, *p, v, true),
+                    TorchOp::Avg(p) => run_avg::<$t>(gpu, &x, Layout::Contiguous, *p, v),
+                };
+                match got {
+                    Err(e) if expected_refusal(v, &e) => {}
+                    Err(e) => return Err(format!("{what}: {e}").into()),
+                    Ok((y, i)) => {
+                        let y: Vec<f64> = y.iter().map(|&a| a as f64).collect();
+                        if y.len() != want.y.len() || y.iter().zip(&want.y).any(|(&a, &b)| !same(a, b)) {
+                            return Err(format!("{what}: {y:?}, PyTorch {:?}", want.y).into());
+                        }
+                        if let Some(i) = i
+                            && i.iter().copied().collect::<Vec<_>>() != want.idx
+                        {
+                            return Err(format!("{what}: indices {i:?}, PyTorch {:?}", want.idx).into());
+                        }
+                        ran += 1;
+                    }
+                }
+            }};
+        }
+        if case.f32 {
+            check!(f32);
+        } else {
+            check!(f64);
+            let integral = case.x.iter().all(|a| a.is_finite() && a.fract() == 0.0);
+            if integral && matches!(case.op, TorchOp::Max(_)) {
+                let x =
+                    ArrayD::from_shape_vec(shape.clone(), case.x.iter().map(|&a| a as i32).collect()).expect("shape");
+                if let TorchOp::Max(p) = &case.op {
+                    match run_max::<i32>(gpu, &x, Layout::Contiguous, *p, v, true) {
+                        Err(e) if expected_refusal(v, &e) => {}
+                        Err(e) => return Err(format!("{what} i32: {e}").into()),
+                        Ok((y, i)) => {
+                            let y: Vec<f64> = y.iter().map(|&a| a as f64).collect();
+                            let i: Vec<i64> = i.expect("indices").iter().copied().collect();
+                            if y != want.y || i != want.idx {
+                                return Err(
+                                    format!("{what} i32: {y:?} {i:?}, PyTorch {:?} {:?}", want.y, want.idx).into()
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if ran < if v == PoolVariant::Vectorized { 50 } else { 1000 } {
+        return Err(format!("only {ran} fixture cases ran").into());
+    }
+    Ok(())
+}
+
+/// Pooling through the constant bank and 1D filters with constant taps, interleaved from several
+/// threads on one `Gpu` and on a second handle: each result checked against a variant that does
+/// not use the bank.
+fn constant_bank_shared(gpu: &Gpu) -> Result<(), Failed> {
+    let second = Gpu::new()?;
+    let plane = input::<f32>(&[3, 4], (24, 24), 7, false, false); // 27,648 bytes: fits the bank
+    let other = input::<f32>(&[5, 5], (25, 25), 8, false, true); // 62,500 bytes
+    let signal = Array1::from_iter((0..4099).map(|i| ((i * 37) % 101) as f64 - 50.0));
+    let taps: Vec<f64> = (0..31).map(|k| (k as f64 - 15.0) / 7.0).collect();
+    let p = Pool2d::new((2, 2)).ceil_mode(true);
+    let want_a = gpu.max_pool2d_with(&plane, p, PoolVariant::Global)?;
+    let want_b = gpu.max_pool2d_with(&other, p, PoolVariant::Global)?;
+    let want_f = gpu.conv1d_with(&signal, &taps, Border::Reflect, Conv1dVariant::GlobalTaps)?;
+    let pool = |g: &Gpu, x: &ArrayD<f32>, want: &ArrayD<f32>| -> Result<(), String> {
+        for _ in 0..200 {
+            let y = g
+                .max_pool2d_with(x, p, PoolVariant::ConstantInput)
+                .map_err(|e| e.to_string())?;
+            if y.iter().zip(want.iter()).any(|(a, b)| !same(*a as f64, *b as f64)) {
+                return Err("pooling through the shared constant bank went wrong".into());
+            }
+        }
+        Ok(())
+    };
+    let filter = |g: &Gpu| -> Result<(), String> {
+        for _ in 0..200 {
+            let y = g
+                .conv1d_with(&signal, &taps, Border::Reflect, Conv1dVariant::ConstantTaps)
+                .map_err(|e| e.to_string())?;
+            if y.iter()
+                .zip(want_f.iter())
+                .any(|(a, b)| (a - b).abs() > 1e-9 * b.abs().max(1.0))
+            {
+                return Err("a 1D filter through the shared constant bank went wrong".into());
+            }
+        }
+        Ok(())
+    };
+    std::thread::scope(|s| -> Result<(), Failed> {
+        let jobs = [
+            s.spawn(|| pool(gpu, &plane, &want_a)),
+            s.spawn(|| pool(gpu, &other, &want_b)),
+            s.spawn(|| filter(gpu)),
+            s.spawn(|| pool(&second, &plane, &want_a)),
+            s.spawn(|| filter(&second)),
+        ];
+        for j in jobs {
+            j.join().map_err(|_| "a thread panicked")??;
+        }
+        Ok(())
+    })
+}
+
+/// A texture plan over one buffer, then another, then the first again; and released in between.
+fn texture_plan_reuse(gpu: &Gpu) -> Result<(), Failed> {
+    let shape = PoolShape::max(6, 33, 40, Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1)));
+    let plan = PoolPlan::<f32>::max(gpu, shape, PoolVariant::Texture)?;
+    let (oh, ow) = plan.output_size();
+    let xs: Vec<ArrayD<f32>> = (0..2)
+        .map(|s| input::<f32>(&[6], (33, 40), 40 + s, false, true))
+        .collect();
+    let dev: Vec<DeviceArray<f32, IxDyn>> = xs
+        .iter()
+        .map(|x| DeviceArray::upload(gpu, x))
+        .collect::<Result<_, _>>()?;
+    for (round, k) in [0, 1, 0, 1].into_iter().enumerate() {
+        if round == 2 {
+            plan.release_texture();
+        }
+        let mut y = DeviceArray::<f32, IxDyn>::uninit(gpu, IxDyn(&[6, oh, ow]))?;
+        let mut i = DeviceArray::<i64, IxDyn>::uninit(gpu, IxDyn(&[6, oh, ow]))?;
+        gpu.poison(y.as_mut_slice())?;
+        plan.enqueue(gpu, dev[k].as_slice(), y.as_mut_slice(), Some(i.as_mut_slice()))?;
+        let (wy, wi) = cpu::max_pool2d(&xs[k], &shape.window)?;
+        compare(
+            "texture reuse",
+            &y.download(gpu)?,
+            &wy,
+            Some(&i.download(gpu)?),
+            Some(&wi),
+        )?;
+    }
+    Ok(())
+}
+
+fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
+    let big = ArrayD::<f32>::zeros(IxDyn(&[5, 5, 32, 32])); // 102,400 bytes
+    match gpu.max_pool2d_with(&big, Pool2d::new((2, 2)), PoolVariant::ConstantInput) {
+        Err(Error::ConstantBankFull {
+            bytes: 102_400,
+            max: 65_536,
+            ..
+        }) => {}
+        other => return Err(format!("constant input of 100 KiB: {:?}", other.err()).into()),
+    }
+    match gpu.max_pool2d_with(&big, Pool2d::new((3, 3)).stride((2, 2)), PoolVariant::Vectorized) {
+        Err(Error::Unsupported {
+            variant: "vectorized", ..
+        }) => {}
+        other => return Err(format!("vectorized 3×3/2: {:?}", other.err()).into()),
+    }
+    match gpu.max_pool2d(&Array1::<f32>::zeros(8), Pool2d::new((2, 2))) {
+        Err(Error::InvalidArgument { name: "x", .. }) => {}
+        other => return Err(format!("1-D input: {:?}", other.err()).into()),
+    }
+    match gpu.avg_pool2d(&big, AvgPool2d::new((2, 2)).padding((2, 0))) {
+        Err(Error::InvalidArgument { name: "padding", .. }) => {}
+        other => return Err(format!("padding above half the kernel: {:?}", other.err()).into()),
+    }
+    for v in VARIANTS {
+        let empty = ArrayD::<u8>::zeros(IxDyn(&[0, 3, 9, 8]));
+        let y = gpu.max_pool2d_with(&empty, Pool2d::new((2, 2)).ceil_mode(true), v)?;
+        if y.shape() != [0, 3, 5, 4] {
+            return Err(format!("{v:?} on an empty batch: shape {:?}", y.shape()).into());
+        }
+        let e = ArrayD::<f64>::zeros(IxDyn(&[2, 0, 4, 4]));
+        if gpu.avg_pool2d_with(&e, AvgPool2d::new((2, 2)), v)?.shape() != [2, 0, 2, 2] {
+            return Err(format!("{v:?}: empty average").into());
+        }
+    }
+    // An empty plane is an output size below 1, as in PyTorch.
+    let flat = ArrayD::<f32>::zeros(IxDyn(&[2, 0, 5]));
+    match gpu.max_pool2d(&flat, Pool2d::new((1, 1))) {
+        Err(Error::InvalidArgument {
+            name: "output size", ..
+        }) => Ok(()),
+        other => Err(format!("a 0 × 5 plane: {:?}", other.err()).into()),
+    }
+}
+
+/// Indexing of a batch by the last two axes only: pooling each plane alone equals pooling the stack.
+fn batch_is_planewise(gpu: &Gpu) -> Result<(), Failed> {
+    let x = input::<u16>(&[3, 2], (17, 24), 99, false, false);
+    let p = Pool2d::new((2, 3)).stride((2, 3)).ceil_mode(true);
+    let whole = gpu.max_pool2d(&x, p)?;
+    for a in 0..3 {
+        for b in 0..2 {
+            let plane = x.index_axis(Axis(0), a).index_axis(Axis(0), b).to_owned();
+            let alone = gpu.max_pool2d(&plane, p)?;
+            if whole.index_axis(Axis(0), a).index_axis(Axis(0), b) != alone.view().into_dyn() {
+                return Err(format!("plane ({a}, {b}) differs").into());
+            }
+        }
+    }
+    Ok(())
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut t = Vec::new();
+    for v in VARIANTS {
+        let name = v.name();
+        t.push(gpu_trial(format!("gpu_pool::{name}::max_u8"), move |g| {
+            max_matrix::<u8>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::max_u16"), move |g| {
+            max_matrix::<u16>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::max_i32"), move |g| {
+            max_matrix::<i32>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::max_f32"), move |g| {
+            max_matrix::<f32>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::max_f64"), move |g| {
+            max_matrix::<f64>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::avg_f32"), move |g| {
+            avg_matrix::<f32>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::avg_f64"), move |g| {
+            avg_matrix::<f64>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_pool::{name}::pytorch_fixture"), move |g| {
+            torch_on_gpu(g, v)
+        }));
+    }
+    t.push(gpu_trial(
+        "gpu_pool::constant_bank_shared_with_filters".into(),
+        constant_bank_shared,
+    ));
+    t.push(gpu_trial("gpu_pool::texture_plan_reuse".into(), texture_plan_reuse));
+    t.push(gpu_trial("gpu_pool::errors_and_empty_batches".into(), errors_and_empty));
+    t.push(gpu_trial("gpu_pool::batch_is_planewise".into(), batch_is_planewise));
+    t
+}
