@@ -294,7 +294,7 @@ impl PoolVariant {
 }
 
 macro_rules! pool_table {
-    ($($inst:ident => $t:ty, $op:ident;)*) => {
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal;)*) => {
         /// One pooling kernel instance (reduction × element type), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -298,7 +298,7 @@ unsafe fn store_packed<T: PoolIn, const P: usize>(p: *mut T, v: &[T; P]) {
 /// As [`pool_one`]; additionally `w` is a multiple of the vector's lanes, `kw = lanes / P`, `sw =
 /// kw`, `pw = 0`, `dw = 1`, and `x`, `y` are 16-byte aligned.
 #[inline(always)]
-unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize>(
+unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize, const INDEXED: bool>(
     x: *const T,
     y: *mut T,
     idx: *mut i64,
@@ -319,22 +319,36 @@ unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize>(
     };
     let first_row = rows.start as u32 * a.w + col0;
     let mut acc = [R::begin(0); P];
-    crate::unroll!(P, |j| {
-        acc[j] = R::begin(first_row + j as u32 * kw);
-    });
+    if INDEXED {
+        crate::unroll!(P, |j| {
+            acc[j] = R::begin(first_row + j as u32 * kw);
+        });
+    }
     let base = plane * a.h as u64 * a.w as u64;
-    let mut row = rows.start;
-    while row < rows.end {
+    let row_vector = |row: i64| {
         let at = row as u32 * a.w + col0;
         // SAFETY: the vector lies inside row `row` (w is a multiple of lanes) and is 16-byte
         // aligned (the buffer is, and so is every row start).
-        let words = unsafe { load_nc_v4(x.add((base + at as u64) as usize).cast()) };
+        (at, unsafe { load_nc_v4(x.add((base + at as u64) as usize).cast()) })
+    };
+    let mut fold = |(at, words): (u32, [u32; 4])| {
         let mut lane = 0u32;
         T::for_each_lane(words, |v| {
-            R::take(&mut acc[(lane / kw) as usize], v, at + lane);
+            // Without indices every index is 0, so the compiler drops their bookkeeping.
+            R::take(&mut acc[(lane / kw) as usize], v, if INDEXED { at + lane } else { 0 });
             lane += 1;
         });
-        row += rows.step;
+    };
+    // Two rows per step: both loads are in flight before either is folded in.
+    let mut row = rows.start;
+    while row + rows.step < rows.end {
+        let (first, second) = (row_vector(row), row_vector(row + rows.step));
+        fold(first);
+        fold(second);
+        row += 2 * rows.step;
+    }
+    if row < rows.end {
+        fold(row_vector(row));
     }
     let mut out = [T::LOWEST; P];
     let mut index = [0u32; P];
@@ -345,7 +359,7 @@ unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize>(
     // SAFETY: the P outputs are inside the output row, aligned to P · size (see the contract).
     unsafe {
         store_packed(y.add(o), &out);
-        if !idx.is_null() {
+        if INDEXED {
             crate::unroll!(P, |j| {
                 *idx.add(o + j) = index[j] as i64;
             });
@@ -353,21 +367,40 @@ unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize>(
     }
 }
 
-/// The vectorized kernel for the launch's `kw` (one instance per outputs-per-vector count).
+/// The vectorized kernel: one instance per index mode (bookkeeping of the argmax only when the
+/// launch asks for it) and outputs-per-vector count (the launch's `kw`).
 ///
 /// # Safety
 /// As [`pool_vectorized`].
 #[inline(always)]
 pub unsafe fn vectorized<T: PoolIn, R: Reduce<T>>(x: *const T, y: *mut T, idx: *mut i64, a: &PoolArgs) {
+    // SAFETY: forwarded.
+    unsafe {
+        if idx.is_null() {
+            vectorized_for::<T, R, false>(x, y, idx, a)
+        } else {
+            vectorized_for::<T, R, true>(x, y, idx, a)
+        }
+    }
+}
+
+/// [`vectorized`] for one outputs-per-vector count and index mode.
+#[inline(always)]
+unsafe fn vectorized_for<T: PoolIn, R: Reduce<T>, const INDEXED: bool>(
+    x: *const T,
+    y: *mut T,
+    idx: *mut i64,
+    a: &PoolArgs,
+) {
     let lanes = T::LANES as u32;
     // SAFETY: forwarded; the host launches this kernel only for kw dividing the lanes.
     unsafe {
         match lanes / a.kw {
-            1 => pool_vectorized::<T, R, 1>(x, y, idx, a),
-            2 => pool_vectorized::<T, R, 2>(x, y, idx, a),
-            4 if lanes >= 4 => pool_vectorized::<T, R, 4>(x, y, idx, a),
-            8 if lanes >= 8 => pool_vectorized::<T, R, 8>(x, y, idx, a),
-            16 if lanes >= 16 => pool_vectorized::<T, R, 16>(x, y, idx, a),
+            1 => pool_vectorized::<T, R, 1, INDEXED>(x, y, idx, a),
+            2 => pool_vectorized::<T, R, 2, INDEXED>(x, y, idx, a),
+            4 if lanes >= 4 => pool_vectorized::<T, R, 4, INDEXED>(x, y, idx, a),
+            8 if lanes >= 8 => pool_vectorized::<T, R, 8, INDEXED>(x, y, idx, a),
+            16 if lanes >= 16 => pool_vectorized::<T, R, 16, INDEXED>(x, y, idx, a),
             _ => {}
         }
     }
@@ -378,7 +411,7 @@ pub unsafe fn vectorized<T: PoolIn, R: Reduce<T>>(x: *const T, y: *mut T, idx: *
 // ---------------------------------------------------------------------------------------------
 
 macro_rules! pool_entries {
-    ($($inst:ident => $t:ty, $op:ident;)*) => {$(
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal;)*) => {$(
         pub mod $inst {
             use super::*;
 
@@ -398,6 +431,7 @@ macro_rules! pool_entries {
             pub unsafe extern "ptx-kernel" fn read_only(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
                 unsafe { pool_one::<$t, $op>(ReadOnly(x), y, idx, &a) }
             }
+            $crate::launch_bounds!($crate::pool_kernel_name!($inst, "vectorized"), 256, $blocks);
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized"))]
             pub unsafe extern "ptx-kernel" fn vectorized(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
                 unsafe { super::vectorized::<$t, $op>(x, y, idx, &a) }

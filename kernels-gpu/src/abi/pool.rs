@@ -205,7 +205,18 @@ macro_rules! avg_value {
             #[inline(always)]
             fn add(self, o: $t) -> $t { self + o }
             #[inline(always)]
-            fn div_count(self, d: i64) -> $t { self / d as $t }
+            fn div_count(self, d: i64) -> $t {
+                // A power-of-two divisor (every full window of 2 × 2, 4 × 4, …) is a multiply by
+                // its exact reciprocal: the same correctly rounded result as the division, without
+                // the division's instruction sequence.
+                let m = d.unsigned_abs();
+                if m.is_power_of_two() && m <= 1 << 60 {
+                    let r = 1.0 / m as $t;
+                    self * if d < 0 { -r } else { r }
+                } else {
+                    self / d as $t
+                }
+            }
         }
     )*};
 }
@@ -288,20 +299,22 @@ macro_rules! pool_kernel_names {
     };
 }
 
-/// Calls `$m! { instance => element, op; .. }` with every pooling instance, in table order: max
-/// pooling of every element type, average pooling of the float types (an integer average would
-/// need a rounding rule PyTorch's CUDA backend does not define).
+/// Calls `$m! { instance => element, op, blocks; .. }` with every pooling instance, in table order:
+/// max pooling of every element type, average pooling of the float types (an integer average
+/// would need a rounding rule PyTorch's CUDA backend does not define). `blocks` is the vectorized
+/// kernel's launch bound (resident blocks of `POOL_BLOCK` per SM): the most ptxas sm_90 reaches
+/// without spilling.
 #[macro_export]
 macro_rules! for_each_pool_instance {
     ($m:ident) => {
         $m! {
-            max_u8 => u8, Max;
-            max_u16 => u16, Max;
-            max_i32 => i32, Max;
-            max_f32 => f32, Max;
-            max_f64 => f64, Max;
-            avg_f32 => f32, Avg;
-            avg_f64 => f64, Avg;
+            max_u8 => u8, Max, 2;
+            max_u16 => u16, Max, 4;
+            max_i32 => i32, Max, 6;
+            max_f32 => f32, Max, 6;
+            max_f64 => f64, Max, 6;
+            avg_f32 => f32, Avg, 4;
+            avg_f64 => f64, Avg, 4;
         }
     };
 }
