@@ -264,24 +264,35 @@ pub fn print_table(title: &str, rows: &[Row], cpu_serial_us: f64, cpu_rayon_us: 
     for r in rows {
         let us = r.median_us;
         let x_prev = prev.map_or("–".into(), |p| format!("{:.2}", p / us));
+        let times = |cpu: f64| {
+            if cpu.is_nan() {
+                "–".to_string()
+            } else {
+                format!("{:.1}", cpu / us)
+            }
+        };
         println!(
-            "| {} | {:.2} | {:.1} | {:.1}% | {} | {:.1} | {:.1} | {} | {} |",
+            "| {} | {:.2} | {:.1} | {:.1}% | {} | {} | {} | {} | {} |",
             r.variant,
             us,
             r.gbps(),
             r.pct_copy(),
             x_prev,
-            cpu_serial_us / us,
-            cpu_rayon_us / us,
+            times(cpu_serial_us),
+            times(cpu_rayon_us),
             if r.ok { "PASS" } else { "FAIL" },
             r.note
         );
         prev = Some(us);
     }
-    println!(
-        "CPU serial {cpu_serial_us:.1} µs, CPU rayon ({} threads) {cpu_rayon_us:.1} µs",
-        rayon::current_num_threads()
-    );
+    if cpu_rayon_us.is_nan() {
+        println!("CPU serial {cpu_serial_us:.1} µs");
+    } else {
+        println!(
+            "CPU serial {cpu_serial_us:.1} µs, CPU rayon ({} threads) {cpu_rayon_us:.1} µs",
+            rayon::current_num_threads()
+        );
+    }
 }
 
 /// A row-window workload: `rows` rows of `n` samples, window `width`, border.

@@ -16,7 +16,10 @@
 //!   ceil mode when the last window would start inside the right padding (the tutorial's 25 × 25
 //!   plane with 2 × 2 windows gives 13 × 13 with `ceil_mode(true)`, 12 × 12 without).
 //! - Max: padding is never read (−∞). The first of equal maxima wins; a NaN in the window gives
-//!   NaN with the index of the window's last NaN (PyTorch's `v > max || isnan(v)`).
+//!   NaN with the index of the window's last NaN (PyTorch's `v > max || isnan(v)`). A window with
+//!   no sample in the plane (PyTorch accepts a few with dilation, e.g. a 1 × 1 plane, kernel 2,
+//!   padding 1, dilation 2) gives the type's lowest value (−∞, `MIN`, 0) at the index of its first
+//!   tap position stepped past the padding, as PyTorch does.
 //! - Average: sums in the element type in row-major order and divides once, as PyTorch's CUDA
 //!   kernel (f32 results match it bit for bit); the divisor is the override, else the window size
 //!   clipped to the padded plane (`count_include_pad`, PyTorch's default) or the in-plane count.
@@ -265,7 +268,8 @@ pub enum PoolVariant {
     /// padding and no dilation along the width, a kernel width dividing `16 / size`, and rows
     /// of whole 16-byte vectors; otherwise [`Error::Unsupported`].
     Vectorized,
-    /// `Vectorized` where it applies, else `ReadOnly` (docs/PERFORMANCE.md).
+    /// `Vectorized` where it applies, else `ReadOnly` (on the H100 it ties plain global loads and
+    /// the texture path on non-overlapping windows; docs/PERFORMANCE.md).
     #[default]
     Auto,
 }
