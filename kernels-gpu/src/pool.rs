@@ -81,7 +81,11 @@ impl Span {
     /// Positions covered (step 1 spans only: average pooling has no dilation).
     #[inline(always)]
     fn len(&self) -> i64 {
-        if self.end > self.start { self.end - self.start } else { 0 }
+        if self.end > self.start {
+            self.end - self.start
+        } else {
+            0
+        }
     }
 }
 
