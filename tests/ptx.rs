@@ -2,8 +2,10 @@
 //! the variants that promise shared memory, shuffles or vector loads show them.
 
 use gpuprims::abi::conv1d::Conv1dStep;
+use gpuprims::abi::pool::{PoolKernel, VECTORIZED_ARGMAX};
 use gpuprims::kernels::{PTX, launched_kernel_names, ptx_entries};
 use gpuprims::ops::conv1d::Conv1dType;
+use gpuprims::ops::pool::PoolInstance;
 use gpuprims::ops::reduce::ReduceInstance;
 use libtest_mimic::{Failed, Trial};
 
@@ -59,6 +61,14 @@ pub fn trials() -> Vec<Trial> {
                 let vectorized = of(&[RegisterBlocked, RegisterBlockedShared, RegisterBlockedGlobalTaps]);
                 expect_in(&vectorized, "ld.global.nc.v4.u32")?;
                 expect_in(&vectorized, "st.global.v4.u32")?;
+            }
+            for inst in PoolInstance::ALL {
+                let n = inst.names();
+                expect_in(&n[PoolKernel::ConstantInput.index()..][..1], "ld.const")?;
+                expect_in(&n[PoolKernel::Texture.index()..][..1], "tex.1d.v4")?;
+                expect_in(&n[PoolKernel::ReadOnly.index()..][..1], "ld.global.nc")?;
+                expect_in(&n[PoolKernel::Vectorized.index()..][..1], "ld.global.nc.v4.u32")?;
+                expect_in(&n[VECTORIZED_ARGMAX..][..1], "ld.global.nc.v4.u32")?;
             }
             Ok(())
         }),

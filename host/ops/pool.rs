@@ -57,7 +57,8 @@ use ndarray::Dimension;
 
 use crate::abi::CONSTANT_BANK_BYTES;
 use crate::abi::pool::{
-    AvgValue, FastDiv, POOL_BLOCK, PoolArgs, PoolKernel, PoolOp, PoolValue, output_size, vector_outputs,
+    AvgValue, FastDiv, POOL_BLOCK, POOL_SYMBOLS, PoolArgs, PoolKernel, PoolOp, PoolValue, VECTORIZED_ARGMAX,
+    output_size, vector_outputs,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::bank::BankContent;
@@ -298,7 +299,7 @@ impl PoolVariant {
 }
 
 macro_rules! pool_table {
-    ($($inst:ident => $t:ty, $op:ident, $blocks:literal;)*) => {
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal;)*) => {
         /// One pooling kernel instance (reduction × element type), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -310,8 +311,9 @@ macro_rules! pool_table {
             /// Every instance, in contract order (`inst as usize` indexes this).
             pub const ALL: &'static [PoolInstance] = &[$(PoolInstance::$inst),*];
 
-            /// The instance's kernel symbols, in `PoolKernel::ALL` order.
-            pub const fn names(self) -> [&'static str; PoolKernel::ALL.len()] {
+            /// The instance's kernel symbols, in `PoolKernel::ALL` order, then the vectorized
+            /// argmax kernel.
+            pub const fn names(self) -> [&'static str; POOL_SYMBOLS] {
                 match self {
                     $(PoolInstance::$inst => crate::pool_kernel_names!($inst)),*
                 }
@@ -328,7 +330,7 @@ unsafe impl DeviceRepr for PoolArgs {}
 /// The pooling family's state on one `Gpu`: each instance's kernels, in `PoolKernel` order, and
 /// the device's linear-texture limits.
 pub(crate) struct PoolKernels {
-    functions: Vec<[CudaFunction; PoolKernel::ALL.len()]>,
+    functions: Vec<[CudaFunction; POOL_SYMBOLS]>,
     texture_width: usize,
     texture_alignment: usize,
 }
@@ -750,7 +752,11 @@ impl<T: PoolElement> PoolPlan<T> {
             }
         }
         self.prepare_texture(gpu, x)?;
-        let func = &gpu.family::<PoolKernels>()?.functions[self.instance as usize][self.kernel.index()];
+        let symbol = match self.kernel {
+            PoolKernel::Vectorized if idx_ptr != 0 => VECTORIZED_ARGMAX,
+            k => k.index(),
+        };
+        let func = &gpu.family::<PoolKernels>()?.functions[self.instance as usize][symbol];
         let held = self.textures.lock().unwrap_or_else(|e| e.into_inner());
         let mut launch_all = || -> Result<()> {
             for (i, l) in self.launches.iter().enumerate() {

@@ -371,26 +371,14 @@ unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize, const INDEXED
     }
 }
 
-/// The vectorized kernel: one instance per index mode (bookkeeping of the argmax only when the
-/// launch asks for it) and outputs-per-vector count (the launch's `kw`).
+/// The vectorized kernel for the launch's `kw` (one instance per outputs-per-vector count);
+/// `INDEXED`: also the argmax (a separate entry, so the value-only kernel is not sized for the
+/// argmax bookkeeping's registers).
 ///
 /// # Safety
-/// As [`pool_vectorized`].
+/// As [`pool_vectorized`]; `idx` holds the outputs when `INDEXED`.
 #[inline(always)]
-pub unsafe fn vectorized<T: PoolIn, R: Reduce<T>>(x: *const T, y: *mut T, idx: *mut i64, a: &PoolArgs) {
-    // SAFETY: forwarded.
-    unsafe {
-        if idx.is_null() {
-            vectorized_for::<T, R, false>(x, y, idx, a)
-        } else {
-            vectorized_for::<T, R, true>(x, y, idx, a)
-        }
-    }
-}
-
-/// [`vectorized`] for one outputs-per-vector count and index mode.
-#[inline(always)]
-unsafe fn vectorized_for<T: PoolIn, R: Reduce<T>, const INDEXED: bool>(
+pub unsafe fn vectorized<T: PoolIn, R: Reduce<T>, const INDEXED: bool>(
     x: *const T,
     y: *mut T,
     idx: *mut i64,
@@ -415,7 +403,7 @@ unsafe fn vectorized_for<T: PoolIn, R: Reduce<T>, const INDEXED: bool>(
 // ---------------------------------------------------------------------------------------------
 
 macro_rules! pool_entries {
-    ($($inst:ident => $t:ty, $op:ident, $blocks:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal;)*) => {$(
         pub mod $inst {
             use super::*;
 
@@ -438,7 +426,12 @@ macro_rules! pool_entries {
             $crate::launch_bounds!($crate::pool_kernel_name!($inst, "vectorized"), 256, $blocks);
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized"))]
             pub unsafe extern "ptx-kernel" fn vectorized(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
-                unsafe { super::vectorized::<$t, $op>(x, y, idx, &a) }
+                unsafe { super::vectorized::<$t, $op, false>(x, y, idx, &a) }
+            }
+            $crate::launch_bounds!($crate::pool_kernel_name!($inst, "vectorized_argmax"), 256, $argmax_blocks);
+            #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized_argmax"))]
+            pub unsafe extern "ptx-kernel" fn vectorized_argmax(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
+                unsafe { super::vectorized::<$t, $op, true>(x, y, idx, &a) }
             }
         }
     )*};

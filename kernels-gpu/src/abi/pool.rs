@@ -264,6 +264,13 @@ impl PoolKernel {
     }
 }
 
+/// Symbols per pooling instance: the five rungs, then the vectorized kernel that also writes the
+/// argmax (its own entry, so the value-only kernel is not sized for the argmax's registers).
+pub const POOL_SYMBOLS: usize = 6;
+
+/// Index of the vectorized argmax kernel in the name tables.
+pub const VECTORIZED_ARGMAX: usize = 5;
+
 /// Outputs each thread of the vectorized kernel writes for a kernel width `kw` and `elem_size`-byte
 /// elements, when the kernel applies: one 16-byte vector holds whole windows (`kw` divides
 /// `16 / elem_size`). The other conditions (stride = kernel and no padding or dilation along the
@@ -285,7 +292,8 @@ macro_rules! pool_kernel_name {
     };
 }
 
-/// The kernel symbols of one instance, in [`PoolKernel::ALL`] order.
+/// The kernel symbols of one instance, in [`PoolKernel::ALL`] order, then the vectorized argmax
+/// kernel ([`VECTORIZED_ARGMAX`]).
 #[macro_export]
 macro_rules! pool_kernel_names {
     ($inst:ident) => {
@@ -295,26 +303,27 @@ macro_rules! pool_kernel_names {
             $crate::pool_kernel_name!($inst, "texture"),
             $crate::pool_kernel_name!($inst, "read_only"),
             $crate::pool_kernel_name!($inst, "vectorized"),
+            $crate::pool_kernel_name!($inst, "vectorized_argmax"),
         ]
     };
 }
 
-/// Calls `$m! { instance => element, op, blocks; .. }` with every pooling instance, in table order:
-/// max pooling of every element type, average pooling of the float types (an integer average
-/// would need a rounding rule PyTorch's CUDA backend does not define). `blocks` is the vectorized
-/// kernel's launch bound (resident blocks of `POOL_BLOCK` per SM): the most ptxas sm_90 reaches
-/// without spilling.
+/// Calls `$m! { instance => element, op, blocks, argmax_blocks; .. }` with every pooling instance,
+/// in table order: max pooling of every element type, average pooling of the float types (an
+/// integer average would need a rounding rule PyTorch's CUDA backend does not define). `blocks`
+/// and `argmax_blocks` are the launch bounds (resident blocks of `POOL_BLOCK` per SM) of the
+/// vectorized kernel and of its argmax form: the most ptxas sm_90 reaches without spilling.
 #[macro_export]
 macro_rules! for_each_pool_instance {
     ($m:ident) => {
         $m! {
-            max_u8 => u8, Max, 2;
-            max_u16 => u16, Max, 4;
-            max_i32 => i32, Max, 6;
-            max_f32 => f32, Max, 6;
-            max_f64 => f64, Max, 6;
-            avg_f32 => f32, Avg, 4;
-            avg_f64 => f64, Avg, 4;
+            max_u8 => u8, Max, 3, 2;
+            max_u16 => u16, Max, 6, 4;
+            max_i32 => i32, Max, 6, 6;
+            max_f32 => f32, Max, 8, 6;
+            max_f64 => f64, Max, 8, 6;
+            avg_f32 => f32, Avg, 4, 4;
+            avg_f64 => f64, Avg, 4, 4;
         }
     };
 }
