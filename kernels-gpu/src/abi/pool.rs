@@ -320,8 +320,8 @@ macro_rules! for_each_pool_instance {
             max_u8 => u8, Max, 3, 2;
             max_u16 => u16, Max, 6, 4;
             max_i32 => i32, Max, 6, 6;
-            max_f32 => f32, Max, 8, 6;
-            max_f64 => f64, Max, 8, 6;
+            max_f32 => f32, Max, 6, 6;
+            max_f64 => f64, Max, 6, 6;
             avg_f32 => f32, Avg, 4, 4;
             avg_f64 => f64, Avg, 4, 4;
         }
