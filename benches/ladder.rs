@@ -1,4 +1,4 @@
-//! Benchmark: every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32), every 1D
+//! Benchmark: the launch floor (`Gpu::launch_floor`), every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32), every 1D
 //! filter variant over 2^16 … 2^27 samples with 5 and 31 taps (mean filter, zero border; f64, and
 //! f32 at two sizes), and the window statistics (u8 images 1024² … 8192²: row sums at widths 15
 //! and 255, 15 × 15 local mean and variance) and 2 × 2 max pooling (f32 NCHW batches of 224²
@@ -68,6 +68,27 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             );
         }
     };
+    // The launch floor: what "launch-bound" costs, beside the small sizes below.
+    let floor = gpu.launch_floor(200)?;
+    let probe = |variant: &str, us: f64, bytes: f64| Row {
+        family: "launch floor",
+        variant: variant.into(),
+        n: bytes as usize,
+        median_us: us,
+        bytes,
+        copy_gbps: copy,
+        ok: true,
+        note: String::new(),
+    };
+    record(
+        &[
+            probe("empty kernel", floor.empty_us, 0.0),
+            probe("1 block reads 4 KB", floor.read_4k_us, 4096.0),
+        ],
+        "–",
+        None,
+        None,
+    );
     for log2 in (16..=28).step_by(2) {
         let n = 1usize << log2;
         let x = support::tutorial_ints(n, log2);

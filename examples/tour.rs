@@ -66,6 +66,11 @@ fn main() {
         started.elapsed().as_secs_f64() * 1e3
     );
     let result = (|| -> gpuprims::Result<()> {
+        let floor = gpu.launch_floor(if quick { 20 } else { 200 })?;
+        println!(
+            "launch floor (events around each launch, host launch path included): empty kernel {:.2} µs, one block reading 4 KB {:.2} µs",
+            floor.empty_us, floor.read_4k_us
+        );
         let copy = gpu.copy_bandwidth_gbps(if quick { 16 << 20 } else { 256 << 20 }, 10)?;
         let rows = support::sumsq_ladder(&gpu, &x, want, copy)?;
         support::print_table(

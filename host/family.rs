@@ -53,6 +53,7 @@ registry! {
     conv1d: crate::ops::conv1d::Conv1dKernels,
     window: crate::ops::window::WindowKernels,
     pool: crate::ops::pool::PoolKernels,
+    probe: crate::timing::ProbeKernels,
 }
 
 impl Gpu {

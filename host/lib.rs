@@ -57,7 +57,7 @@ pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
 pub use ops::window::{
     BoxLaunch, BoxVariant, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowPlan, WindowVariant,
 };
-pub use timing::Timing;
+pub use timing::{LaunchFloor, Timing};
 
 /// Compiles the README's usage snippet as a doctest.
 #[doc = include_str!("../README.md")]

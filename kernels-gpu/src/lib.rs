@@ -6,6 +6,7 @@
 //! - [`device`]: thin wrappers over thread indices, barriers, shuffles, memory spaces, atomics.
 //! - [`reduce`]: the reduction ladder (steps 1–8).
 //! - [`conv1d`]: the 1D filter ladder (global taps → constant taps → shared tile → register blocked).
+//! - [`probe`]: launch-floor probes (an empty kernel, one block reading 4 KB).
 //! - [`pool`]: 2D max and average pooling (PyTorch semantics) through five input paths.
 //! - [`window`]: sliding-window sums and sums of squares (rows, 2D boxes) up to O(1) running sums.
 #![no_std]
@@ -24,6 +25,8 @@ pub mod conv1d;
 pub mod device;
 #[cfg(target_arch = "nvptx64")]
 pub mod pool;
+#[cfg(target_arch = "nvptx64")]
+pub mod probe;
 #[cfg(target_arch = "nvptx64")]
 pub mod reduce;
 #[cfg(target_arch = "nvptx64")]

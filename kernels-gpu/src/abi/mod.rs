@@ -8,6 +8,7 @@
 pub mod border;
 pub mod conv1d;
 pub mod pool;
+pub mod probe;
 pub mod reduce;
 pub mod window;
 
