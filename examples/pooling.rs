@@ -27,15 +27,8 @@ fn all_variants() -> Vec<PoolVariant> {
 
 fn main() {
     let quick = support::quick();
-    let gpu = Gpu::new();
-    if let Err(e) = &gpu {
-        println!("no GPU ({e}); CPU reference timings only:");
-    }
-    let copy = match &gpu {
-        Ok(g) => Some(support::copy_bandwidth(g, quick).unwrap_or_else(|e| fail(e))),
-        Err(_) => None,
-    };
-    let gpu = gpu.as_ref().ok().zip(copy);
+    let opened = support::gpu_with_copy(quick).unwrap_or_else(|e| fail(e));
+    let gpu = opened.as_ref().map(|(g, copy)| (g, *copy));
     let big = if quick { (4, 8, 56, 56) } else { (64, 64, 224, 224) };
     let two = Pool2d::new((2, 2));
     let mut failed = false;
@@ -51,11 +44,7 @@ fn main() {
     let side = if quick { 512 } else { 8192 };
     failed |= max_table::<u8>("u8", (1, 1, side, side), two, false, gpu);
     failed |= avg_table(big, gpu);
-    println!("\n{TUTORIAL}");
-    if failed {
-        eprintln!("FAIL: a variant disagreed with the CPU reference");
-        std::process::exit(1);
-    }
+    support::finish(TUTORIAL, failed);
 }
 
 /// One max-pooling table of `(n, c, h, w)` elements of `T`; true if a check failed.
@@ -100,7 +89,7 @@ where
         PoolPlan::<T>::max(gpu, shape, v)
     })
     .unwrap_or_else(|e| fail(e));
-    finish(&title, &rows, serial, rayon, copy)
+    report(&title, &rows, serial, rayon, copy)
 }
 
 /// 2 × 2 average pooling of `(n, c, h, w)` f32; true if a check failed.
@@ -125,10 +114,10 @@ fn avg_table((n, c, h, w): (usize, usize, usize, usize), gpu: Option<(&Gpu, f64)
         PoolPlan::<f32>::avg(gpu, shape, v)
     })
     .unwrap_or_else(|e| fail(e));
-    finish(&title, &rows, serial, f64::NAN, copy)
+    report(&title, &rows, serial, f64::NAN, copy)
 }
 
-fn finish(title: &str, rows: &[Row], serial: f64, rayon: f64, copy: f64) -> bool {
+fn report(title: &str, rows: &[Row], serial: f64, rayon: f64, copy: f64) -> bool {
     support::print_table(title, rows, serial, rayon);
     if let Some(r) = rows.first() {
         println!(

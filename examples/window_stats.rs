@@ -21,14 +21,8 @@ const TUTORIAL: &str = "tutorial (8192² int image, width 15, its 9800 GT): glob
 fn main() {
     let quick = support::quick();
     let (h, w) = if quick { (96, 1000) } else { (8192, 8192) };
-    let gpu = Gpu::new();
-    if let Err(e) = &gpu {
-        println!("no GPU ({e}); CPU reference timings only:");
-    }
-    let copy = match &gpu {
-        Ok(g) => Some(support::copy_bandwidth(g, quick).unwrap_or_else(|e| fail(e))),
-        Err(_) => None,
-    };
+    let opened = support::gpu_with_copy(quick).unwrap_or_else(|e| fail(e));
+    let gpu = opened.as_ref().map(|(g, copy)| (g, *copy));
     let mut failed = false;
     let all: Vec<WindowVariant> = WindowVariant::ALL
         .iter()
@@ -49,13 +43,13 @@ fn main() {
                 WindowVariant::Auto,
             ]
         };
-        failed |= row_table("u8", &px8, h, w, width, gpu.as_ref().ok().zip(copy), variants);
-        failed |= row_table("i32", &px32, h, w, width, gpu.as_ref().ok().zip(copy), variants);
+        failed |= row_table("u8", &px8, h, w, width, gpu, variants);
+        failed |= row_table("i32", &px32, h, w, width, gpu, variants);
     }
     let window = (15, 15);
     let (serial, rayon, want) = support::box_cpu(&px8, w, window, Border::Reflect);
-    match (&gpu, copy) {
-        (Ok(g), Some(copy)) => {
+    match gpu {
+        Some((g, copy)) => {
             let rows =
                 support::box_ladder(g, &px8, (h, w), window, Border::Reflect, &want, copy).unwrap_or_else(|e| fail(e));
             failed |= rows.iter().any(|r| !r.ok);
@@ -70,11 +64,7 @@ fn main() {
         }
         _ => println!("15 × 15 local mean + variance: CPU serial {serial:.1} µs, rayon {rayon:.1} µs"),
     }
-    println!("\n{TUTORIAL}");
-    if failed {
-        eprintln!("FAIL: a variant disagreed with the CPU reference");
-        std::process::exit(1);
-    }
+    support::finish(TUTORIAL, failed);
 }
 
 /// Runs (or, without a GPU, only times the CPU of) one row-window table; true if a check failed.

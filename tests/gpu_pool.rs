@@ -15,12 +15,12 @@ use gpuprims::{
     PoolShape, PoolVariant,
 };
 use libtest_mimic::{Failed, Trial};
-use ndarray::{Array1, ArrayD, Axis, IxDyn};
+use ndarray::{Array1, ArrayD, ArrayViewD, Axis, IxDyn};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
 use crate::common::{gpu_trial, rng};
-use crate::cpu_pool::{TorchOp, same, torch_cases};
+use crate::cpu_pool::{TorchOp, TorchResult, same, torch_cases};
 
 const VARIANTS: [PoolVariant; 6] = [
     PoolVariant::Global,
@@ -108,8 +108,24 @@ fn input<T: El>(lead: &[usize], (h, w): (usize, usize), seed: u64, ties: bool, s
 /// The op's output for `x` given as `layout`: values and (max pooling) indices, on the host.
 type Got<T> = gpuprims::Result<(ArrayD<T>, Option<ArrayD<i64>>)>;
 
-fn run_max<T: El>(gpu: &Gpu, x: &ArrayD<T>, layout: Layout, p: Pool2d, v: PoolVariant, indices: bool) -> Got<T> {
+/// Calls `f` with `x` as a host view in `layout`: `x` itself, or the same logical array as a
+/// view of its swapped-axes copy (transposed strides).
+fn host_view<T: Clone, R>(x: &ArrayD<T>, layout: Layout, f: impl FnOnce(ArrayViewD<'_, T>) -> R) -> R {
     let n = x.ndim();
+    match layout {
+        Layout::Transposed => {
+            let mut t = x.view();
+            t.swap_axes(n - 1, n - 2);
+            let owned = t.as_standard_layout().into_owned();
+            let mut back = owned.view();
+            back.swap_axes(n - 1, n - 2);
+            f(back)
+        }
+        _ => f(x.view()),
+    }
+}
+
+fn run_max<T: El>(gpu: &Gpu, x: &ArrayD<T>, layout: Layout, p: Pool2d, v: PoolVariant, indices: bool) -> Got<T> {
     match layout {
         Layout::Device => {
             let d = DeviceArray::upload(gpu, x)?;
@@ -120,46 +136,24 @@ fn run_max<T: El>(gpu: &Gpu, x: &ArrayD<T>, layout: Layout, p: Pool2d, v: PoolVa
                 Ok((gpu.max_pool2d_with(&d, p, v)?.download(gpu)?, None))
             }
         }
-        _ => {
-            // A transposed layout: the same logical array as a view of its swapped-axes copy.
-            let owned;
-            let view = match layout {
-                Layout::Transposed => {
-                    let mut t = x.view();
-                    t.swap_axes(n - 1, n - 2);
-                    owned = t.as_standard_layout().into_owned();
-                    let mut back = owned.view();
-                    back.swap_axes(n - 1, n - 2);
-                    back
-                }
-                _ => x.view(),
-            };
+        _ => host_view(x, layout, |view| {
             if indices {
                 let (y, i) = gpu.max_pool2d_indices_with(&view, p, v)?;
                 Ok((y, Some(i)))
             } else {
                 Ok((gpu.max_pool2d_with(&view, p, v)?, None))
             }
-        }
+        }),
     }
 }
 
 fn run_avg<T: El + AvgPoolElement>(gpu: &Gpu, x: &ArrayD<T>, layout: Layout, p: AvgPool2d, v: PoolVariant) -> Got<T> {
-    let n = x.ndim();
     match layout {
         Layout::Device => {
             let d = DeviceArray::upload(gpu, x)?;
             Ok((gpu.avg_pool2d_with(&d, p, v)?.download(gpu)?, None))
         }
-        Layout::Transposed => {
-            let mut t = x.view();
-            t.swap_axes(n - 1, n - 2);
-            let owned = t.as_standard_layout().into_owned();
-            let mut back = owned.view();
-            back.swap_axes(n - 1, n - 2);
-            Ok((gpu.avg_pool2d_with(&back, p, v)?, None))
-        }
-        Layout::Contiguous => Ok((gpu.avg_pool2d_with(x, p, v)?, None)),
+        _ => host_view(x, layout, |view| Ok((gpu.avg_pool2d_with(&view, p, v)?, None))),
     }
 }
 
@@ -170,6 +164,37 @@ fn expected_refusal(v: PoolVariant, e: &Error) -> bool {
         (PoolVariant::ConstantInput, Error::ConstantBankFull { .. })
             | (PoolVariant::Vectorized, Error::Unsupported { .. })
     )
+}
+
+/// Judges one matrix case: both refuse invalid parameters, the variant refuses what it owes
+/// refusing, or both ran and `check` compares them. Returns whether the GPU ran.
+fn judge<A, B>(
+    what: &str,
+    v: PoolVariant,
+    got: gpuprims::Result<A>,
+    want: gpuprims::Result<B>,
+    check: impl FnOnce(A, B) -> Result<(), Failed>,
+) -> Result<bool, Failed> {
+    match (got, want) {
+        (Err(Error::InvalidArgument { .. }), Err(_)) => Ok(false),
+        (Err(e), Ok(_)) if expected_refusal(v, &e) => Ok(false),
+        (Ok(g), Ok(w)) => check(g, w).map(|_| true),
+        (got, want) => Err(format!("{what}: got {:?}, oracle {:?}", got.err(), want.err()).into()),
+    }
+}
+
+/// Fails when fewer than `min` cases ran, or `min_vectorized` for the vectorized kernel (it runs
+/// only widths that divide a 16-byte vector over rows of whole vectors).
+fn enough(ran: usize, v: PoolVariant, min: usize, min_vectorized: usize) -> Result<(), Failed> {
+    let min = if v == PoolVariant::Vectorized {
+        min_vectorized
+    } else {
+        min
+    };
+    if ran < min {
+        return Err(format!("only {ran} cases ran").into());
+    }
+    Ok(())
 }
 
 /// Compares one GPU result with the oracle's (values bit for bit, NaN = NaN; indices exactly).
@@ -233,25 +258,12 @@ fn max_matrix<T: El>(gpu: &Gpu, v: PoolVariant) -> Result<(), Failed> {
             let what = format!("{v:?} {} {p:?} {:?} {layout:?}", std::any::type_name::<T>(), x.shape());
             let indices = case.is_multiple_of(2);
             let got = run_max(gpu, &x, layout, p, v, indices);
-            let want = cpu::max_pool2d(&x, &p);
-            match (got, want) {
-                (Err(Error::InvalidArgument { .. }), Err(_)) => {}
-                (Err(e), Ok(_)) if expected_refusal(v, &e) => {}
-                (Ok((y, i)), Ok((wy, wi))) => {
-                    compare(&what, &y, &wy, i.as_ref(), indices.then_some(&wi))?;
-                    ran += 1;
-                }
-                (got, want) => {
-                    return Err(format!("{what}: got {:?}, oracle {:?}", got.err(), want.err()).into());
-                }
-            }
+            ran += judge(&what, v, got, cpu::max_pool2d(&x, &p), |(y, i), (wy, wi)| {
+                compare(&what, &y, &wy, i.as_ref(), indices.then_some(&wi))
+            })? as usize;
         }
     }
-    // The vectorized kernel runs only widths that divide a 16-byte vector over rows of whole vectors.
-    if ran < if v == PoolVariant::Vectorized { 20 } else { 100 } {
-        return Err(format!("only {ran} cases ran").into());
-    }
-    Ok(())
+    enough(ran, v, 100, 20)
 }
 
 fn avg_matrix<T: El + AvgPoolElement>(gpu: &Gpu, v: PoolVariant) -> Result<(), Failed> {
@@ -270,25 +282,14 @@ fn avg_matrix<T: El + AvgPoolElement>(gpu: &Gpu, v: PoolVariant) -> Result<(), F
                 let (lead, layout) = ROTATION[case as usize % ROTATION.len()];
                 let x = input::<T>(lead, plane, case, case.is_multiple_of(3), false);
                 let what = format!("{v:?} {} {p:?} {:?} {layout:?}", std::any::type_name::<T>(), x.shape());
-                match (run_avg(gpu, &x, layout, p, v), cpu::avg_pool2d(&x, &p)) {
-                    (Err(Error::InvalidArgument { .. }), Err(_)) => {}
-                    (Err(e), Ok(_)) if expected_refusal(v, &e) => {}
-                    (Ok((y, _)), Ok(wy)) => {
-                        compare(&what, &y, &wy, None, None)?;
-                        ran += 1;
-                    }
-                    (got, want) => {
-                        return Err(format!("{what}: got {:?}, oracle {:?}", got.err(), want.err()).into());
-                    }
-                }
+                let got = run_avg(gpu, &x, layout, p, v);
+                ran += judge(&what, v, got, cpu::avg_pool2d(&x, &p), |(y, _), wy| {
+                    compare(&what, &y, &wy, None, None)
+                })? as usize;
             }
         }
     }
-    // The vectorized kernel runs only widths that divide a 16-byte vector over rows of whole vectors.
-    if ran < if v == PoolVariant::Vectorized { 20 } else { 100 } {
-        return Err(format!("only {ran} cases ran").into());
-    }
-    Ok(())
+    enough(ran, v, 100, 20)
 }
 
 /// PyTorch's own outputs (tests/data/torch_pool.txt) through one variant: f64 and f32 planes,
@@ -297,70 +298,65 @@ fn torch_on_gpu(gpu: &Gpu, v: PoolVariant) -> Result<(), Failed> {
     let mut ran = 0;
     for (n, case) in torch_cases().iter().enumerate() {
         let Ok(want) = &case.result else { continue };
-        let shape = IxDyn(&[1, 1, case.shape.0, case.shape.1]);
         let what = format!("fixture case {n} {v:?}");
-        macro_rules! check {
-            ($t:ty) => {{
-                let x =
-                    ArrayD::from_shape_vec(shape.clone(), case.x.iter().map(|&a| a as $t).collect()).expect("shape");
-                let got = match &case.op {
-                    TorchOp::Max(p) => run_max::<$t>(gpu, &x, Layout::Contiguous, *p, v, true),
-                    TorchOp::Avg(p) => run_avg::<$t>(gpu, &x, Layout::Contiguous, *p, v),
-                };
-                match got {
-                    Err(e) if expected_refusal(v, &e) => {}
-                    Err(e) => return Err(format!("{what}: {e}").into()),
-                    Ok((y, i)) => {
-                        let y: Vec<f64> = y.iter().map(|&a| a as f64).collect();
-                        if y.len() != want.y.len() || y.iter().zip(&want.y).any(|(&a, &b)| !same(a, b)) {
-                            return Err(format!("{what}: {y:?}, PyTorch {:?}", want.y).into());
-                        }
-                        if let Some(i) = i
-                            && i.iter().copied().collect::<Vec<_>>() != want.idx
-                        {
-                            return Err(format!("{what}: indices {i:?}, PyTorch {:?}", want.idx).into());
-                        }
-                        ran += 1;
-                    }
-                }
-            }};
-        }
-        if case.f32 {
-            check!(f32);
+        ran += if case.f32 {
+            torch_case::<f32>(gpu, case, want, v, &what)?
         } else {
-            check!(f64);
-            let integral = case.x.iter().all(|a| a.is_finite() && a.fract() == 0.0);
-            if integral && matches!(case.op, TorchOp::Max(_)) {
-                let x =
-                    ArrayD::from_shape_vec(shape.clone(), case.x.iter().map(|&a| a as i32).collect()).expect("shape");
-                if let TorchOp::Max(p) = &case.op {
-                    match run_max::<i32>(gpu, &x, Layout::Contiguous, *p, v, true) {
-                        Err(e) if expected_refusal(v, &e) => {}
-                        Err(e) => return Err(format!("{what} i32: {e}").into()),
-                        Ok((y, i)) => {
-                            let y: Vec<f64> = y.iter().map(|&a| a as f64).collect();
-                            let i: Vec<i64> = i.expect("indices").iter().copied().collect();
-                            // A window without a sample in the plane is the type's lowest value.
-                            let want_y: Vec<f64> = want
-                                .y
-                                .iter()
-                                .map(|&v| if v == f64::NEG_INFINITY { i32::MIN as f64 } else { v })
-                                .collect();
-                            if y != want_y || i != want.idx {
-                                return Err(
-                                    format!("{what} i32: {y:?} {i:?}, PyTorch {:?} {:?}", want.y, want.idx).into()
-                                );
-                            }
-                        }
-                    }
-                }
-            }
+            torch_case::<f64>(gpu, case, want, v, &what)?
+        } as usize;
+        let integral = case.x.iter().all(|a| a.is_finite() && a.fract() == 0.0);
+        if let (TorchOp::Max(p), false, true) = (&case.op, case.f32, integral) {
+            let got = run_max(gpu, &fixture_plane::<i32>(case), Layout::Contiguous, *p, v, true);
+            torch_match(got, want, v, &format!("{what} i32"))?;
         }
     }
-    if ran < if v == PoolVariant::Vectorized { 50 } else { 1000 } {
-        return Err(format!("only {ran} fixture cases ran").into());
+    enough(ran, v, 1000, 50)
+}
+
+/// A fixture case's plane as a (1, 1, H, W) array of `T`.
+fn fixture_plane<T: El>(case: &crate::cpu_pool::TorchCase) -> ArrayD<T> {
+    let shape = IxDyn(&[1, 1, case.shape.0, case.shape.1]);
+    ArrayD::from_shape_vec(shape, case.x.iter().map(|&a| T::from_f64(a)).collect()).expect("shape")
+}
+
+/// Runs one fixture case in `T` through `v`; whether it ran.
+fn torch_case<T: El + AvgPoolElement>(
+    gpu: &Gpu,
+    case: &crate::cpu_pool::TorchCase,
+    want: &TorchResult,
+    v: PoolVariant,
+    what: &str,
+) -> Result<bool, Failed> {
+    let x = fixture_plane::<T>(case);
+    let got = match &case.op {
+        TorchOp::Max(p) => run_max(gpu, &x, Layout::Contiguous, *p, v, true),
+        TorchOp::Avg(p) => run_avg(gpu, &x, Layout::Contiguous, *p, v),
+    };
+    torch_match(got, want, v, what)
+}
+
+/// Checks a GPU result against PyTorch's (a window without a sample in the plane is the type's
+/// lowest value: PyTorch's −∞ for floats, `MIN` for integers); whether the variant ran.
+fn torch_match<T: El>(got: Got<T>, want: &TorchResult, v: PoolVariant, what: &str) -> Result<bool, Failed> {
+    let (y, i) = match got {
+        Err(e) if expected_refusal(v, &e) => return Ok(false),
+        Err(e) => return Err(format!("{what}: {e}").into()),
+        Ok(r) => r,
+    };
+    let y: Vec<f64> = y.iter().map(|a| a.f()).collect();
+    let want_y = want
+        .y
+        .iter()
+        .map(|&w| if w == f64::NEG_INFINITY { T::LOWEST.f() } else { w });
+    if y.len() != want.y.len() || y.iter().zip(want_y).any(|(&a, b)| !same(a, b)) {
+        return Err(format!("{what}: {y:?}, PyTorch {:?}", want.y).into());
     }
-    Ok(())
+    if let Some(i) = i
+        && i.iter().copied().collect::<Vec<_>>() != want.idx
+    {
+        return Err(format!("{what}: indices {i:?}, PyTorch {:?}", want.idx).into());
+    }
+    Ok(true)
 }
 
 /// Pooling through the constant bank and 1D filters with constant taps, interleaved from several

@@ -49,6 +49,30 @@ pub fn copy_bandwidth(gpu: &Gpu, quick: bool) -> Result<f64> {
     Ok(copy)
 }
 
+/// Opens the GPU and measures the copy bandwidth (printed with the device line), or says why
+/// there is no GPU and returns `None` (the examples then print CPU timings only).
+pub fn gpu_with_copy(quick: bool) -> Result<Option<(Gpu, f64)>> {
+    match Gpu::new() {
+        Ok(gpu) => {
+            let copy = copy_bandwidth(&gpu, quick)?;
+            Ok(Some((gpu, copy)))
+        }
+        Err(e) => {
+            println!("no GPU ({e}); CPU reference timings only:");
+            Ok(None)
+        }
+    }
+}
+
+/// Ends an example: prints the tutorial's own figures, and exits with status 1 if a check failed.
+pub fn finish(tutorial: &str, failed: bool) {
+    println!("\n{tutorial}");
+    if failed {
+        eprintln!("FAIL: a variant disagreed with the CPU reference");
+        std::process::exit(1);
+    }
+}
+
 /// Median wall time of `f` over `runs` calls, in microseconds.
 pub fn cpu_time_us<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
     let mut out = f();

@@ -17,7 +17,7 @@ use rayon::prelude::*;
 use crate::abi::pool::{AvgValue, PoolValue};
 use crate::error::Result;
 use crate::ops::planes_and_size;
-use crate::ops::pool::{AvgPool2d, Pool2d};
+use crate::ops::pool::{AvgPool2d, Pool2d, pooled_dim};
 
 /// `(values, flat in-plane indices)` of max pooling every plane of `x` with `p`.
 pub fn max_pool2d<T: PoolValue, S: Data<Elem = T>, D: Dimension>(
@@ -153,10 +153,5 @@ pub fn par_max_pool2d<T: PoolValue + Send + Sync>(
 }
 
 fn reshape<U, D: Dimension>(dim: D, oh: usize, ow: usize, v: Vec<U>) -> Array<U, D> {
-    let mut out = dim;
-    let s = out.slice_mut();
-    let n = s.len();
-    s[n - 2] = oh;
-    s[n - 1] = ow;
-    Array::from_shape_vec(out, v).expect("one value per output")
+    Array::from_shape_vec(pooled_dim(&dim, (oh, ow)), v).expect("one value per output")
 }

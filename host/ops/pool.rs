@@ -276,7 +276,8 @@ pub enum PoolVariant {
 }
 
 impl PoolVariant {
-    /// The ladder, in order (without `Auto`).
+    /// The ladder, in order (without `Auto`): `ALL[k.index()]` runs kernel `k` of
+    /// [`PoolKernel::ALL`].
     pub const ALL: [PoolVariant; 5] = [
         PoolVariant::Global,
         PoolVariant::ConstantInput,
@@ -474,7 +475,9 @@ struct Launch {
 /// Texture objects over one input buffer (one per launch), destroyed after the stream drains.
 struct Textures {
     key: (u64, usize),
-    objects: Vec<sys::CUtexObject>,
+    /// One object per launch, and the input element its texture element 0 holds
+    /// (`PoolArgs::texture_base`).
+    objects: Vec<(sys::CUtexObject, u64)>,
     stream: Arc<CudaStream>,
 }
 
@@ -483,7 +486,7 @@ impl Drop for Textures {
         // A kernel may still fetch through the objects: let the stream drain first. Errors here
         // have nowhere to go (a failed sync means the context is already broken).
         let _ = self.stream.synchronize();
-        for &t in &self.objects {
+        for &(t, _) in &self.objects {
             // SAFETY: `t` was created by `cuTexObjectCreate` and is destroyed once, here.
             unsafe { sys::cuTexObjectDestroy(t) };
         }
@@ -523,13 +526,9 @@ impl<T: PoolElement> PoolPlan<T> {
         }
         let input_len = shape.planes * plane;
         let kernel = match variant {
-            PoolVariant::Global => PoolKernel::Global,
-            PoolVariant::ConstantInput => PoolKernel::ConstantInput,
-            PoolVariant::Texture => PoolKernel::Texture,
-            PoolVariant::ReadOnly => PoolKernel::ReadOnly,
-            PoolVariant::Vectorized => PoolKernel::Vectorized,
             PoolVariant::Auto if vectorized_unsupported(&shape, size).is_none() => PoolKernel::Vectorized,
             PoolVariant::Auto => PoolKernel::ReadOnly,
+            v => PoolKernel::ALL[PoolVariant::ALL.iter().position(|&r| r == v).expect("a rung")],
         };
         if kernel == PoolKernel::Vectorized
             && let Some(reason) = vectorized_unsupported(&shape, size)
@@ -622,13 +621,7 @@ impl<T: PoolElement> PoolPlan<T> {
             });
             begin = end;
         }
-        let variant = match kernel {
-            PoolKernel::Global => PoolVariant::Global,
-            PoolKernel::ConstantInput => PoolVariant::ConstantInput,
-            PoolKernel::Texture => PoolVariant::Texture,
-            PoolKernel::ReadOnly => PoolVariant::ReadOnly,
-            PoolKernel::Vectorized => PoolVariant::Vectorized,
-        };
+        let variant = PoolVariant::ALL[kernel.index()];
         Ok(PoolPlan {
             instance,
             kernel,
@@ -674,7 +667,8 @@ impl<T: PoolElement> PoolPlan<T> {
         let plane = self.launches[0].args.h as u64 * self.launches[0].args.w as u64;
         for l in &self.launches {
             let first = ptr + l.args.plane_begin * plane * size;
-            let start = first - first % align; // element `first` sits `slack` bytes into the object
+            let slack = first % align; // element `first` sits `slack` bytes into the object
+            let start = first - slack;
             let end = ptr + l.args.plane_end * plane * size;
             let (format, channels) = T::TEXTURE_FORMAT;
             let mut res: sys::CUDA_RESOURCE_DESC = unsafe { std::mem::zeroed() };
@@ -692,7 +686,9 @@ impl<T: PoolElement> PoolPlan<T> {
             // SAFETY: the descriptors are initialized; the range lies in `x`'s allocation except
             // for up to `align − 1` bytes before it (alignment slack the kernel never indexes).
             unsafe { sys::cuTexObjectCreate(&mut object, &res, &tex, std::ptr::null()) }.result()?;
-            textures.objects.push(object);
+            // Texture element 0 is input element `plane_begin · plane − slack / size` (wrapping).
+            let base = (l.args.plane_begin * plane).wrapping_sub(slack / size);
+            textures.objects.push((object, base));
         }
         *held = Some(textures);
         Ok(())
@@ -763,13 +759,7 @@ impl<T: PoolElement> PoolPlan<T> {
                 let mut args = l.args;
                 let mut tex = 0u64;
                 if let Some(t) = held.as_ref() {
-                    tex = t.objects[i];
-                    let size = size_of::<T>() as u64;
-                    let plane = args.h as u64 * args.w as u64;
-                    let first = t.key.0 + args.plane_begin * plane * size;
-                    let align = first % gpu.family::<PoolKernels>()?.texture_alignment as u64;
-                    // Texture element 0 is input element `plane_begin · plane − slack` (wrapping).
-                    args.texture_base = (args.plane_begin * plane).wrapping_sub(align / size);
+                    (tex, args.texture_base) = t.objects[i];
                 }
                 let mut b = stream.launch_builder(func);
                 b.arg(x).arg(&tex).arg(&mut *y).arg(&idx_ptr).arg(&args);
@@ -816,7 +806,7 @@ impl<T: AvgPoolElement> PoolPlan<T> {
 type PoolOutputs<T, D> = (DeviceArray<T, D>, Option<DeviceArray<i64, D>>);
 
 /// `dim` with its last two axes replaced by `(oh, ow)`.
-fn pooled_dim<D: Dimension>(dim: &D, (oh, ow): (usize, usize)) -> D {
+pub(crate) fn pooled_dim<D: Dimension>(dim: &D, (oh, ow): (usize, usize)) -> D {
     let mut out = dim.clone();
     let s = out.slice_mut();
     let n = s.len();
