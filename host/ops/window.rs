@@ -74,8 +74,8 @@ use ndarray::Dimension;
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, SLIDING_MAX_WIDTH, Seg, Sums, WINDOW_BLOCK, WindowIn, WindowKernel,
-    running_shared_bytes, running_tile, sliding_layout, sliding_outputs,
+    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, Seg, Sums, WINDOW_BLOCK, WindowIn,
+    WindowKernel, fused_layout, running_shared_bytes, running_tile, sliding_layout, sliding_outputs,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -661,9 +661,22 @@ fn column_strip(h: u32) -> u32 {
     (2 * h).max(64)
 }
 
-/// Output rows per block of the fused kernel (each block first reads `h − 1` rows before its
-/// first output).
-const FUSED_STRIP: u32 = 64;
+/// Output rows per block of the fused kernel for `columns` column blocks (all planes) of
+/// `height` rows: the strips that make the grid one wave of `wave` resident blocks, but no
+/// shorter than `4h` rows (each strip first reads `h − 1` rows before its first output) or 16.
+fn fused_strip(columns: u64, height: u64, h: u32, wave: u64) -> u32 {
+    let strips = (wave / columns).max(1);
+    let strip = height.div_ceil(strips).max(4 * h as u64).max(16);
+    strip.min(height).clamp(1, u32::MAX as u64) as u32
+}
+
+/// The fused kernel works in 32-bit row and column arithmetic: sides and window height below
+/// this.
+const FUSED_MAX_SIDE: usize = 1 << 29;
+
+/// `Auto` runs the fused box up to this window width (its horizontal sums cost `w` shared loads
+/// per thread and row; the separable variant's cost does not grow with the window).
+const FUSED_AUTO_MAX_WIDTH: u64 = 64;
 
 impl<T: WindowElement> BoxPlan<T> {
     #[allow(clippy::too_many_arguments)]
@@ -684,12 +697,17 @@ impl<T: WindowElement> BoxPlan<T> {
         }
         let (h, w) = (check_side("window height", win_h)?, check_side("window width", win_w)?);
         check_exact::<T>(win_h as u64 * win_w as u64)?;
+        let n = win_h as u64 * win_w as u64;
         let optin = gpu.props().shared_mem_per_block_optin as usize;
-        let size = size_of::<T>();
         let cols = FUSED_BLOCK as usize * T::FUSED_COLS as usize;
-        let ring = (win_h + 1) * (cols + win_w - 1) * size;
+        let shared = fused_layout(T::FUSED_COLS as usize, win_w, T::FUSED_ACC_BYTES).bytes;
+        let fused_fits = !T::FLOAT
+            && win_w as u64 <= FUSED_MAX_WIDTH
+            && n <= T::FUSED_MAX_WINDOW
+            && height.max(width).max(win_h) < FUSED_MAX_SIDE
+            && shared <= optin;
         let variant = match variant {
-            BoxVariant::Auto if !T::FLOAT && ring <= optin => BoxVariant::Fused,
+            BoxVariant::Auto if fused_fits && win_w as u64 <= FUSED_AUTO_MAX_WIDTH => BoxVariant::Fused,
             BoxVariant::Auto => BoxVariant::Separable,
             BoxVariant::Fused if T::FLOAT => {
                 return Err(Error::Unsupported {
@@ -699,12 +717,25 @@ impl<T: WindowElement> BoxPlan<T> {
                         .into(),
                 });
             }
-            BoxVariant::Fused if ring > optin => {
-                let max_h = optin / ((cols + win_w - 1) * size) - 1;
+            BoxVariant::Fused if win_w as u64 > FUSED_MAX_WIDTH => {
                 return Err(Error::WindowTooLarge {
-                    window: win_h,
-                    max: max_h,
-                    what: "the fused variant's ring of rows in shared memory (window height)",
+                    window: win_w,
+                    max: FUSED_MAX_WIDTH as usize,
+                    what: "the fused variant's halo of column sums (window width)",
+                });
+            }
+            BoxVariant::Fused if n > T::FUSED_MAX_WINDOW => {
+                return Err(Error::WindowTooLarge {
+                    window: n as usize,
+                    max: T::FUSED_MAX_WINDOW as usize,
+                    what: "the fused variant's running sums of squares (window samples)",
+                });
+            }
+            BoxVariant::Fused if !fused_fits => {
+                return Err(Error::WindowTooLarge {
+                    window: height.max(width).max(win_h),
+                    max: FUSED_MAX_SIDE - 1,
+                    what: "the fused variant's 32-bit row arithmetic (image side or window height)",
                 });
             }
             v => v,
@@ -723,16 +754,29 @@ impl<T: WindowElement> BoxPlan<T> {
             kind: kind as u32,
             strip: 0,
             _pad: 0,
+            inv_n: 1.0 / n as f64,
+            inv_n2: 1.0 / (n as f64 * n as f64),
             cval,
         };
         let (cfg, rows) = if variant == BoxVariant::Fused {
-            args.strip = FUSED_STRIP;
+            let func = match &gpu.family::<WindowKernels>()?.int[instance as usize] {
+                Some(int) => &int.fused,
+                None => return Err(no_int_kernels(instance)),
+            };
+            let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(FUSED_BLOCK, shared, None)?;
+            let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
+            args.strip = fused_strip(
+                planes as u64 * (width as u64).div_ceil(cols as u64),
+                height as u64,
+                h,
+                wave,
+            );
             let blocks =
-                planes as u64 * (height as u64).div_ceil(FUSED_STRIP as u64) * (width as u64).div_ceil(cols as u64);
+                planes as u64 * (height as u64).div_ceil(args.strip as u64) * (width as u64).div_ceil(cols as u64);
             let cfg = LaunchConfig {
                 grid_dim: (launch_grid(blocks, "box", total)?, 1, 1),
                 block_dim: (FUSED_BLOCK, 1, 1),
-                shared_mem_bytes: ring as u32,
+                shared_mem_bytes: shared as u32,
             };
             (cfg, None)
         } else {

@@ -27,13 +27,15 @@
 //! 2D boxes: separable (the running-sum row kernel into an accumulator-typed scratch, then
 //! [`box_columns`]: integers slide running sums down each column, floats run van Herk/Gil-Werman
 //! down the columns with a scratch of suffix sums) or fused ([`box_fused`], integers only: a
-//! block slides down a strip of rows keeping one column sum per column in registers).
+//! block slides down a strip of rows keeping vertical running sums per column in registers and
+//! sums each output row's windows across a shared row of those column sums).
 
-use crate::abi::border::{BorderMode, border_index};
+use crate::abi::border::{BorderMode, border_index, border_index_i32};
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    Acc, BoxArgs, BoxKind, FUSED_BLOCK, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, SLIDING_VECTORS, Seg, SlideIn,
-    Sums, WINDOW_BLOCK, WINDOW_WARPS, WindowIn, running_single_round, sliding_byte, sliding_layout, sliding_stage_slot,
+    Acc, BoxArgs, BoxKind, FUSED_BLOCK, FUSED_HALO, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, SLIDING_VECTORS, Seg,
+    SlideIn, Sums, WINDOW_BLOCK, WINDOW_WARPS, WindowIn, fused_layout, fused_slot, running_single_round, sliding_byte,
+    sliding_layout, sliding_stage_slot,
 };
 use crate::device::*;
 
@@ -1174,56 +1176,87 @@ where
 // 2D boxes
 // ---------------------------------------------------------------------------------------------
 
-/// Mean and population variance of a window of `n` samples from its exact sums. Integers form
-/// `n·Σx² − (Σx)²` exactly in 128 bits (it is ≥ 0 by Cauchy–Schwarz) and round once into f64;
-/// floats use `Σx²/n − mean²`, clamped at 0 (rounding can push a constant window's variance a few
-/// ulps below zero; NaN stays NaN).
+/// Mean and population variance of a window from its exact sums (`a.inv_n = 1/n`, `a.inv_n2 =
+/// 1/n²`, rounded by the host). Integers form `n·Σx² − (Σx)²` exactly in 128 bits (it is ≥ 0 by
+/// Cauchy–Schwarz), round it once into f64 and multiply by `1/n²`; floats use `Σx²/n − mean²`,
+/// clamped at 0 (rounding can push a constant window's variance a few ulps below zero; NaN stays
+/// NaN). Multiplying by the rounded reciprocals keeps the mean within 2 ulps of f64 and the
+/// integer variance within 3 (a division would give 1 and 2, at a dozen dependent FP64
+/// instructions per output).
 #[inline(always)]
-fn mean_variance<T: WindowIn>(w: SumsOf<T>, n: u64) -> (f64, f64) {
-    let nf = n as f64;
-    let mean = w.s.to_f64() / nf;
+fn mean_variance<T: WindowIn>(w: SumsOf<T>, a: &BoxArgs<T>) -> (f64, f64) {
+    let mean = w.s.to_f64() * a.inv_n;
     let variance = if T::FLOAT {
-        let v = w.q.to_f64() / nf - mean * mean;
+        let v = w.q.to_f64() * a.inv_n - mean * mean;
         if v < 0.0 { 0.0 } else { v }
     } else {
         let s = w.s.to_w128();
         let magnitude = if s.is_negative() { W128::ZERO.wrapping_sub(s) } else { s };
         // |Σx| < 2^64 for every integer instance (MAX_WINDOW), so its square is one wide product.
         let square = W128::mul_wide(magnitude.lo, magnitude.lo);
+        let n = a.win_h as u64 * a.win_w as u64;
         let numerator = w.q.to_w128().wrapping_mul_u64(n).wrapping_sub(square);
-        numerator.to_f64_unsigned() / (nf * nf)
+        numerator.to_f64_unsigned() * a.inv_n2
     };
     (mean, variance)
 }
 
-/// Writes the box kernel's outputs at flat index `o` for the window sums `w` of `n` samples.
+/// [`mean_variance`] of the sliding accumulators (squares in [`SlideIn::SQ`]): the spread
+/// `n·Σx² − (Σx)²` in 64-bit arithmetic where it fits (u8 always), else the 128-bit path.
+#[inline(always)]
+fn slide_mean_variance<T: SlideIn>(w: SlideSums<T>, a: &BoxArgs<T>) -> (f64, f64) {
+    let n = a.win_h as u64 * a.win_w as u64;
+    match T::narrow_spread(w.s, w.q, n) {
+        Some(spread) => (w.s.to_f64() * a.inv_n, spread * a.inv_n2),
+        None => mean_variance::<T>(
+            Sums {
+                s: w.s,
+                q: T::widen_sq(w.q),
+            },
+            a,
+        ),
+    }
+}
+
+/// The two outputs of a box kind from a window's sums `w` (the second is unused for one-output
+/// kinds), given how to form the moments.
+#[inline(always)]
+fn box_outputs<A: Acc, B: Acc, S: FromAcc<A>, Q: FromAcc<B>>(
+    w: Sums<A, B>,
+    kind: BoxKind,
+    moments: impl Fn(Sums<A, B>) -> (f64, f64),
+) -> (S, Q) {
+    match kind {
+        BoxKind::Sum | BoxKind::SumSumSq => (S::from_acc(w.s), Q::from_acc(w.q)),
+        BoxKind::MeanVar => {
+            let (m, v) = moments(w);
+            (S::from_f64(m), Q::from_f64(v))
+        }
+        BoxKind::Std => {
+            let (_, v) = moments(w);
+            (S::from_f64(core::intrinsics::sqrtf64(v)), Q::ZERO)
+        }
+    }
+}
+
+/// Writes the box kernel's outputs at flat index `o` for the window sums `w`.
 ///
 /// # Safety
 /// `o0` (and `o1` for two-output kinds) hold index `o`.
 #[inline(always)]
-unsafe fn write_box<T, S, Q>(o0: *mut S, o1: *mut Q, o: usize, w: SumsOf<T>, n: u64, kind: BoxKind)
+unsafe fn write_box<T, S, Q>(o0: *mut S, o1: *mut Q, o: usize, w: SumsOf<T>, a: &BoxArgs<T>)
 where
     T: WindowIn,
     S: FromAcc<T::S>,
     Q: FromAcc<T::Q>,
 {
+    let kind = BoxKind::from_code(a.kind);
+    let (v0, v1) = box_outputs::<_, _, S, Q>(w, kind, |w| mean_variance::<T>(w, a));
     // SAFETY: forwarded.
     unsafe {
-        match kind {
-            BoxKind::Sum => o0.add(o).write(S::from_acc(w.s)),
-            BoxKind::SumSumSq => {
-                o0.add(o).write(S::from_acc(w.s));
-                o1.add(o).write(Q::from_acc(w.q));
-            }
-            BoxKind::MeanVar => {
-                let (m, v) = mean_variance::<T>(w, n);
-                o0.add(o).write(S::from_f64(m));
-                o1.add(o).write(Q::from_f64(v));
-            }
-            BoxKind::Std => {
-                let (_, v) = mean_variance::<T>(w, n);
-                o0.add(o).write(S::from_f64(core::intrinsics::sqrtf64(v)));
-            }
+        o0.add(o).write(v0);
+        if kind.two_outputs() {
+            o1.add(o).write(v1);
         }
     }
 }
@@ -1288,7 +1321,6 @@ pub unsafe fn box_columns<T, S, Q>(
         None => border_row,
     };
     let ay = a.anchor_y as i64;
-    let n = h * a.win_w as u64;
     let s0 = strip * rows_per_thread;
     let s1 = (s0 + rows_per_thread).min(a.height);
     if T::FLOAT {
@@ -1315,7 +1347,7 @@ pub unsafe fn box_columns<T, S, Q>(
                     s: ts.add(at(s)).read(),
                     q: tq.add(at(s)).read(),
                 };
-                write_box::<T, S, Q>(o0, o1, at(s), start.plus(prefix), n, kind);
+                write_box::<T, S, Q>(o0, o1, at(s), start.plus(prefix), &a);
             }
             prefix = prefix.plus(row_sum((s + h) as i64 - ay));
         }
@@ -1326,177 +1358,355 @@ pub unsafe fn box_columns<T, S, Q>(
         }
         for s in s0..s1 {
             // SAFETY: s < height.
-            unsafe { write_box::<T, S, Q>(o0, o1, at(s), acc, n, kind) };
+            unsafe { write_box::<T, S, Q>(o0, o1, at(s), acc, &a) };
             let y = s as i64 - ay;
             acc = acc.plus(row_sum(y + h as i64)).minus(row_sum(y));
         }
     }
 }
 
-/// Fused 2D box for integers: one pass over the input. Block `(plane, strip, column block)`
-/// covers `FUSED_BLOCK · P` columns and `a.strip` output rows; thread `t` owns the `P` columns
-/// `t·P ..`. Walking down the extended rows of the strip, the block stages each row (border
-/// applied, `w − 1` halo columns included) in a shared ring of `h + 1` rows; each thread computes
-/// the row-window sums of its `P` columns by a sliding sum over its `P + w − 1` staged samples,
-/// for the entering row and for the row leaving the window (still in the ring), and updates its
-/// `P` column sums: `+ entering − leaving` (exact, wrapping). Once `h` rows are in, every step
-/// writes one output row (16-byte stores where aligned).
+/// An integer input of the fused 2D kernel: `16 / size` samples packed in the four words of one
+/// 16-byte vector (kept packed in registers between the load and their use: 4 registers instead
+/// of one per sample).
+pub trait FusedIn: SlideIn {
+    const ZERO: Self;
+    /// Sample `i` of the vector.
+    fn lane(words: &[u32; 4], i: usize) -> Self;
+    /// Sets sample `i` of a vector whose sample `i` is zero.
+    fn set_lane(words: &mut [u32; 4], i: usize, v: Self);
+    /// The sample's bits, zero-extended.
+    fn bits(self) -> u32;
+    /// Shifts `v` in at the vector's last sample, dropping the first: `16 / size` pushes fill the
+    /// vector in order (lets a rolled loop fill it without indexing registers).
+    #[inline(always)]
+    fn push_lane(words: [u32; 4], v: Self) -> [u32; 4] {
+        let shift = 8 * size_of::<Self>() as u32;
+        let x = words[0] as u128 | (words[1] as u128) << 32 | (words[2] as u128) << 64 | (words[3] as u128) << 96;
+        let x = (x >> shift) | (v.bits() as u128) << (128 - shift);
+        [x as u32, (x >> 32) as u32, (x >> 64) as u32, (x >> 96) as u32]
+    }
+}
+
+impl FusedIn for u8 {
+    const ZERO: u8 = 0;
+    #[inline(always)]
+    fn lane(words: &[u32; 4], i: usize) -> u8 {
+        (words[i / 4] >> (8 * (i % 4))) as u8
+    }
+    #[inline(always)]
+    fn set_lane(words: &mut [u32; 4], i: usize, v: u8) {
+        words[i / 4] |= (v as u32) << (8 * (i % 4));
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self as u32
+    }
+}
+
+impl FusedIn for u16 {
+    const ZERO: u16 = 0;
+    #[inline(always)]
+    fn lane(words: &[u32; 4], i: usize) -> u16 {
+        (words[i / 2] >> (16 * (i % 2))) as u16
+    }
+    #[inline(always)]
+    fn set_lane(words: &mut [u32; 4], i: usize, v: u16) {
+        words[i / 2] |= (v as u32) << (16 * (i % 2));
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self as u32
+    }
+}
+
+impl FusedIn for i32 {
+    const ZERO: i32 = 0;
+    #[inline(always)]
+    fn lane(words: &[u32; 4], i: usize) -> i32 {
+        words[i] as i32
+    }
+    #[inline(always)]
+    fn set_lane(words: &mut [u32; 4], i: usize, v: i32) {
+        words[i] = v as u32;
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self as u32
+    }
+}
+
+/// One extended input row as a thread of the fused kernel sees it: its `P` columns (one vector)
+/// and its halo columns.
+#[derive(Clone, Copy)]
+struct FusedRow<T> {
+    main: [u32; 4],
+    halo: [T; FUSED_HALO],
+}
+
+/// Where a thread of the fused kernel reads its samples: its plane, its first main column, and
+/// the border-mapped source column of each of its halo columns (`None`: the constant).
+struct FusedSource<T> {
+    plane_x: *const T,
+    height: i32,
+    width: i32,
+    mode: BorderMode,
+    cval: T,
+    col: i32,
+    /// The `P` main columns are one aligned vector inside every row.
+    vector: bool,
+    halo_src: [Option<i32>; FUSED_HALO],
+}
+
+impl<T: FusedIn> FusedSource<T> {
+    /// This thread's samples of extended row `y` (any integer).
+    ///
+    /// # Safety
+    /// `plane_x` holds `height` rows of `width` samples, read-only during the kernel.
+    #[inline(always)]
+    unsafe fn fetch<const P: usize>(&self, y: i32) -> FusedRow<T> {
+        let mut r = FusedRow {
+            main: [0u32; 4],
+            halo: [self.cval; FUSED_HALO],
+        };
+        let Some(yy) = border_index_i32(y, self.height, self.mode) else {
+            crate::unroll!(P, |p| { T::set_lane(&mut r.main, p, self.cval) });
+            return r;
+        };
+        // SAFETY: yy < height: the row lies in the plane.
+        let row = unsafe { self.plane_x.add(yy as usize * self.width as usize) };
+        if self.vector {
+            // SAFETY: 16 aligned bytes inside the row (vector); the input is read-only.
+            r.main = unsafe { load_nc_v4(row.add(self.col as usize) as *const [u32; 4]) };
+        } else if self.col + P as i32 <= self.width {
+            crate::unroll!(P, |p| {
+                // SAFETY: col + p < width.
+                T::set_lane(&mut r.main, p, unsafe { row.add(self.col as usize + p).read() });
+            });
+        } else {
+            // Past the row's end (the last column block only): border-mapped, in a rolled loop
+            // (one copy of the mapping's 64-bit remainder, not P).
+            for p in 0..P as i32 {
+                let v = match border_index_i32(self.col + p, self.width, self.mode) {
+                    // SAFETY: j < width.
+                    Some(j) => unsafe { row.add(j as usize).read() },
+                    None => self.cval,
+                };
+                r.main = T::push_lane(r.main, v);
+            }
+        }
+        crate::unroll!(FUSED_HALO, |k| {
+            if let Some(j) = self.halo_src[k] {
+                // SAFETY: j < width.
+                r.halo[k] = unsafe { row.add(j as usize).read() };
+            }
+        });
+        r
+    }
+
+    /// The samples of the row entering at `y` and of the row leaving (`y − h`; zeros while the
+    /// first window of the strip, which starts at `y_first`, fills).
+    ///
+    /// # Safety
+    /// As [`FusedSource::fetch`].
+    #[inline(always)]
+    unsafe fn fetch_pair<const P: usize>(&self, y: i32, h: i32, y_first: i32) -> (FusedRow<T>, FusedRow<T>) {
+        let none = FusedRow {
+            main: [0u32; 4],
+            halo: [T::ZERO; FUSED_HALO],
+        };
+        // SAFETY: forwarded.
+        unsafe {
+            (
+                self.fetch::<P>(y),
+                if y - h >= y_first { self.fetch::<P>(y - h) } else { none },
+            )
+        }
+    }
+}
+
+/// Fused 2D box for integers: one pass over the input, O(1) work per output in both axes for
+/// windows up to [`FUSED_MAX_WIDTH`](crate::abi::window::FUSED_MAX_WIDTH) wide (any height).
+///
+/// Block `(plane, strip, column block)` owns output columns `[c0, c0 + FUSED_BLOCK·P)` and output
+/// rows `[s0, s1)` (`a.strip` of them); the outputs need the *extended* columns
+/// `e ∈ [0, FUSED_BLOCK·P + w − 1)` (column `c0 − ax + e`, border-mapped). Thread `t` owns the `P`
+/// main columns `c0 + t·P ..` (one 16-byte vector of input: `P = 16 / size`) and up to
+/// [`FUSED_HALO`] of the `w − 1` halo columns, and keeps their *vertical* running sums in
+/// registers.
+///
+/// Walking down the extended rows `y` from `s0 − ay`, each thread
+/// 1. loads its samples of the entering row `y` and of the leaving row `y − h` (one read-only
+///    vector load each, the next step's loads issued before this step's work, so their latency
+///    hides behind it; border-mapped scalar loads at the plane's edges);
+/// 2. updates its column sums: `+ entering − leaving` (exact in wrapping integer arithmetic,
+///    [`SlideIn`]);
+/// 3. once `h` rows are in, writes them to a shared row of column sums ([`fused_slot`] padding:
+///    conflict-free), and after one barrier (two alternating buffers) sums the `w` column sums of
+///    its first output's window, slides it across its `P` outputs (`+ entering − leaving`
+///    column) and writes them (16-byte stores where aligned).
+///
+/// Each input sample leaves DRAM once (the leaving row is re-read `h` rows later, from L1/L2) and
+/// each output is written once. Removes the bottleneck of the separable variant (its scratch
+/// round trip); costs `w + 2P` shared loads per thread and row.
 ///
 /// # Safety
 /// Input and outputs hold `planes · height · width`; grid = `planes · ⌈height / strip⌉ ·
-/// ⌈width / (FUSED_BLOCK · P)⌉` blocks of `FUSED_BLOCK`; dynamic shared memory holds
-/// `(h + 1) · (FUSED_BLOCK · P + w − 1)` samples.
-#[allow(unused_assignments)] // the last unrolled step of the sliding row sum
+/// ⌈width / (FUSED_BLOCK · P)⌉` blocks of `FUSED_BLOCK`; `w ≤ FUSED_MAX_WIDTH` and `h·w ≤
+/// T::FUSED_MAX_WINDOW`; dynamic shared memory of `fused_layout(P, w, ..).bytes`.
+#[inline(always)]
 pub unsafe fn box_fused<T, S, Q, const P: usize>(x: *const T, o0: *mut S, o1: *mut Q, a: BoxArgs<T>)
 where
-    T: WindowIn,
+    T: FusedIn,
     S: FromAcc<T::S>,
-    Q: FromAcc<T::Q>,
+    Q: FromAcc<T::SQ>,
 {
-    const { assert!(P <= 16) };
+    const { assert!(P * core::mem::size_of::<T>() == 16 && P.is_multiple_of(4)) };
     let kind = BoxKind::from_code(a.kind);
-    let (h, w) = (a.win_h as i64, a.win_w as i64);
-    let cols = FUSED_BLOCK as u64 * P as u64;
-    let col_blocks = a.width.div_ceil(cols);
+    let squares = kind.needs_sumsq();
+    let (h, w) = (a.win_h as i32, a.win_w as usize);
+    let cols = FUSED_BLOCK as usize * P;
+    let col_blocks = a.width.div_ceil(cols as u64);
     let strips = a.height.div_ceil(a.strip as u64);
     let b = block_idx() as u64;
     let plane = b / (strips * col_blocks);
     let rest = b % (strips * col_blocks);
     let (strip, cb) = (rest / col_blocks, rest % col_blocks);
-    let c0 = cb * cols;
+    let c0 = cb * cols as u64;
     let s0 = strip * a.strip as u64;
     let s1 = (s0 + a.strip as u64).min(a.height);
     let mode = BorderMode::from_code(a.border);
-    let ring_w = cols as usize + w as usize - 1;
-    let ring_rows = h as usize + 1;
-    // SAFETY: the host sized shared memory for the ring.
-    let ring: *mut T = unsafe { dynamic_shared() };
+    let t = thread_idx() as usize;
+    let ax = a.anchor_x as usize;
+    let my_col = c0 + (t * P) as u64;
+    // Sides and window height below 2^29 (the host's condition for this kernel): 32-bit rows.
+    let (height, width) = (a.height as i32, a.width as i32);
     // SAFETY: plane < planes by the grid shape.
     let plane_x = unsafe { x.add((plane * a.height * a.width) as usize) };
-    let t = thread_idx() as usize;
-    let first_col = c0 as i64 - a.anchor_x as i64;
-    // Stages extended row `y` (its columns from first_col on) in its ring slot.
-    let stage = |y: i64| {
-        // SAFETY: slot < ring_rows slots of ring_w samples.
-        let slot = unsafe { ring.add(y.rem_euclid(ring_rows as i64) as usize * ring_w) };
-        match border_index(y, a.height as i64, mode) {
-            // SAFETY: row yy < height of the plane holds `width` samples.
-            Some(yy) => unsafe {
-                let row = BorderedRow {
-                    row: plane_x.add((yy as u64 * a.width) as usize),
-                    n: a.width,
-                    mode,
-                    cval: a.cval,
-                };
-                row.stage(first_col, ring_w as u32, slot, t as u32, FUSED_BLOCK, |p| p.read());
-            },
-            None => {
-                let mut j = t;
-                while j < ring_w {
-                    // SAFETY: j < ring_w.
-                    unsafe { slot.add(j).write(a.cval) };
-                    j += FUSED_BLOCK as usize;
-                }
-            }
-        }
-    };
-    // Row-window sums of this thread's P columns in staged row `y`.
-    let row_sums = |y: i64| {
-        let slot = y.rem_euclid(ring_rows as i64) as usize;
-        // SAFETY: the slot's row was staged before the last barrier.
-        let base = unsafe { ring.add(slot * ring_w + t * P) };
-        let mut acc = SumsOf::<T>::ZERO;
-        for k in 0..w as usize {
-            // SAFETY: k < w ≤ ring_w − t·P.
-            acc = acc.plus(unsafe { base.add(k).read() }.lift());
-        }
-        let mut out = [SumsOf::<T>::ZERO; P];
-        // SAFETY: c + w < P + w − 1 ≤ ring_w − t·P for the steps taken (c + 1 < P).
-        let step = |c: usize| unsafe { base.add(c + w as usize).read().lift().minus(base.add(c).read().lift()) };
-        slide_run::<_, _, P>(acc, P, step, |c, v| out[c] = v);
-        out
-    };
-    let ay = a.anchor_y as i64;
-    let y_first = s0 as i64 - ay;
-    // Output s completes when row s − ay + h − 1 enters: the last is s1 − 1.
-    let y_end = s1 as i64 - ay + h - 1; // exclusive
-    let mut col_sums = [SumsOf::<T>::ZERO; P];
-    let n = (h * w) as u64;
-    let my_col = c0 + (t * P) as u64;
-    let mut y = y_first;
-    while y < y_end {
-        stage(y);
-        // SAFETY: every thread runs the same rows; the barrier publishes the staged row.
-        unsafe { sync_threads() };
-        if my_col < a.width {
-            let entering = row_sums(y);
-            let leaving_row = y - h;
-            let leaving = if leaving_row >= y_first {
-                row_sums(leaving_row)
-            } else {
-                [SumsOf::<T>::ZERO; P]
-            };
-            crate::unroll!(P, |c| {
-                col_sums[c] = col_sums[c].plus(entering[c]).minus(leaving[c]);
-            });
-            if y - y_first >= h - 1 {
-                let s = (y - h + 1 + ay) as u64;
-                let count = ((a.width - my_col) as usize).min(P);
-                let o = (plane * a.height * a.width + s * a.width + my_col) as usize;
-                // SAFETY: outputs o .. o + count lie in row s of the plane.
-                unsafe { write_box_run::<T, S, Q, P>(o0, o1, o, &col_sums, count, n, kind) };
-            }
-        }
-        // SAFETY: as above; the next row overwrites the slot of the row that just left.
-        unsafe { sync_threads() };
-        y += 1;
+    const {
+        assert!(T::FUSED_ACC_BYTES.0 == size_of::<T::S>() && T::FUSED_ACC_BYTES.1 == size_of::<T::SQ>());
     }
-}
-
-/// Writes `count ≤ P` consecutive box outputs from the window sums `w` (16-byte stores where
-/// aligned).
-///
-/// # Safety
-/// The outputs hold `o .. o + count`.
-#[inline(always)]
-unsafe fn write_box_run<T, S, Q, const P: usize>(
-    o0: *mut S,
-    o1: *mut Q,
-    o: usize,
-    w: &[SumsOf<T>; P],
-    count: usize,
-    n: u64,
-    kind: BoxKind,
-) where
-    T: WindowIn,
-    S: FromAcc<T::S>,
-    Q: FromAcc<T::Q>,
-{
-    let mut v0 = [S::ZERO; P];
-    let mut v1 = [Q::ZERO; P];
-    crate::unroll!(P, |c| {
-        match kind {
-            BoxKind::Sum | BoxKind::SumSumSq => {
-                v0[c] = S::from_acc(w[c].s);
-                v1[c] = Q::from_acc(w[c].q);
-            }
-            BoxKind::MeanVar => {
-                let (m, v) = mean_variance::<T>(w[c], n);
-                v0[c] = S::from_f64(m);
-                v1[c] = Q::from_f64(v);
-            }
-            BoxKind::Std => {
-                let (_, v) = mean_variance::<T>(w[c], n);
-                v0[c] = S::from_f64(core::intrinsics::sqrtf64(v));
-            }
+    let layout = fused_layout(P, w, T::FUSED_ACC_BYTES);
+    // SAFETY: the host sized shared memory with fused_layout.
+    let shared: *mut u8 = unsafe { dynamic_shared() };
+    // Whole aligned vectors inside every row.
+    let vector = (x as usize).is_multiple_of(16)
+        && (a.width as usize * size_of::<T>()).is_multiple_of(16)
+        && my_col + P as u64 <= a.width;
+    // Halo column k of this thread: its extended index (NONE: not one) and source column (None:
+    // the constant).
+    const NONE: usize = usize::MAX;
+    let mut halo_e = [NONE; FUSED_HALO];
+    let mut halo_src = [None; FUSED_HALO];
+    crate::unroll!(FUSED_HALO, |k| {
+        let j = t + k * FUSED_BLOCK as usize;
+        if j + 1 < w {
+            let e = if j < ax { j } else { j + cols };
+            halo_e[k] = e;
+            halo_src[k] = border_index_i32(c0 as i32 - ax as i32 + e as i32, width, mode);
         }
     });
-    // SAFETY: forwarded.
-    unsafe {
-        store_run(o0.add(o), &v0, count);
-        if kind.two_outputs() {
-            store_run(o1.add(o), &v1, count);
+    let src = FusedSource {
+        plane_x,
+        height,
+        width,
+        mode,
+        cval: a.cval,
+        col: my_col as i32,
+        vector,
+        halo_src,
+    };
+    let ay = a.anchor_y as i32;
+    let y_first = s0 as i32 - ay;
+    // Output s completes when row s − ay + h − 1 enters: the last is s1 − 1.
+    let y_end = s1 as i32 - ay + h - 1; // exclusive
+    // SAFETY (both calls): the plane holds `height` rows of `width` samples, read-only.
+    let mut col_sums = [SlideSums::<T>::ZERO; P];
+    let mut halo_sums = [SlideSums::<T>::ZERO; FUSED_HALO];
+    let mut next = unsafe { src.fetch_pair::<P>(y_first, h, y_first) };
+    let mut y = y_first;
+    while y < y_end {
+        let (enter, leave) = next;
+        if y + 1 < y_end {
+            next = unsafe { src.fetch_pair::<P>(y + 1, h, y_first) };
         }
+        crate::unroll!(P, |p| {
+            col_sums[p] = col_sums[p]
+                .plus(T::lane(&enter.main, p).lift_slide())
+                .minus(T::lane(&leave.main, p).lift_slide());
+        });
+        crate::unroll!(FUSED_HALO, |k| {
+            halo_sums[k] = halo_sums[k]
+                .plus(enter.halo[k].lift_slide())
+                .minus(leave.halo[k].lift_slide());
+        });
+        if y - y_first >= h - 1 {
+            // SAFETY: buffer (y & 1) of the layout.
+            let buf = unsafe { shared.add((y & 1) as usize * layout.buffer) };
+            let (ss, sq) = (buf as *mut T::S, unsafe { buf.add(layout.squares) } as *mut T::SQ);
+            let put = |e: usize, v: SlideSums<T>| {
+                let i = fused_slot(e, P);
+                // SAFETY: e < FUSED_BLOCK·P + w − 1 extended columns of the layout.
+                unsafe {
+                    ss.add(i).write(v.s);
+                    if squares {
+                        sq.add(i).write(v.q);
+                    }
+                }
+            };
+            crate::unroll!(P, |p| { put(ax + t * P + p, col_sums[p]) });
+            crate::unroll!(FUSED_HALO, |k| {
+                if halo_e[k] != NONE {
+                    put(halo_e[k], halo_sums[k]);
+                }
+            });
+            // SAFETY: every thread reaches it (the condition is block-uniform). It publishes this
+            // row's column sums; the other buffer's readers (the previous row) passed the last one.
+            unsafe { sync_threads() };
+            if my_col < a.width {
+                let get = |e: usize| {
+                    let i = fused_slot(e, P);
+                    // SAFETY: e < FUSED_BLOCK·P + w − 1, written before the barrier.
+                    unsafe {
+                        Sums {
+                            s: ss.add(i).read(),
+                            q: if squares { sq.add(i).read() } else { T::SQ::ZERO },
+                        }
+                    }
+                };
+                let base = t * P;
+                let mut acc = SlideSums::<T>::ZERO;
+                for k in 0..w {
+                    acc = acc.plus(get(base + k));
+                }
+                let count = ((a.width - my_col) as usize).min(P);
+                let s = (y - h + 1 + ay) as u64;
+                let o = (plane * a.height * a.width + s * a.width + my_col) as usize;
+                // Four outputs at a time, stored before the next four are formed (few live
+                // registers); positions past `count` are formed from valid slots, never stored.
+                crate::unroll!(P / 4, |g| {
+                    let mut v0 = [S::ZERO; 4];
+                    let mut v1 = [Q::ZERO; 4];
+                    crate::unroll!(4, |i| {
+                        let c = 4 * g + i;
+                        (v0[i], v1[i]) = box_outputs::<_, _, S, Q>(acc, kind, |s| slide_mean_variance::<T>(s, &a));
+                        if c + 1 < P {
+                            acc = acc.plus(get(base + c + w).minus(get(base + c)));
+                        }
+                    });
+                    if 4 * g < count {
+                        let run = (count - 4 * g).min(4);
+                        // SAFETY: outputs o + 4g .. o + 4g + run lie in row s of the plane.
+                        unsafe {
+                            store_run(o0.add(o + 4 * g), &v0, run);
+                            if kind.two_outputs() {
+                                store_run(o1.add(o + 4 * g), &v1, run);
+                            }
+                        }
+                    }
+                });
+            }
+        }
+        y += 1;
     }
 }
 
@@ -1554,7 +1764,7 @@ macro_rules! window_entries {
         }
         // 4 resident blocks of FUSED_BLOCK: the most ptxas sm_90 reaches without spilling for
         // every integer instance (u16 spills at 5).
-        $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, 4);
+        $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, 3);
         #[unsafe(export_name = $crate::window_kernel_name!($inst, "box_fused"))]
         pub unsafe extern "ptx-kernel" fn box_fused(x: *const $t, o0: *mut $s, o1: *mut $q, a: BoxArgs<$t>) {
             const P: usize = <$t as WindowIn>::FUSED_COLS as usize;

@@ -31,30 +31,48 @@ impl BorderMode {
     }
 }
 
-/// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended by
-/// `mode`; `None` where the extension is the constant. Closed form (one Euclidean remainder), so
-/// positions many periods away — filters longer than the signal — cost the same as near ones.
-#[inline(always)]
-pub const fn border_index(i: i64, n: i64, mode: BorderMode) -> Option<i64> {
-    if 0 <= i && i < n {
-        return Some(i);
-    }
-    match mode {
-        BorderMode::Constant => None,
-        BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
-        BorderMode::Reflect => {
-            // period 2n: a b c d d c b a
-            let m = i.rem_euclid(2 * n);
-            Some(if m < n { m } else { 2 * n - 1 - m })
-        }
-        BorderMode::Mirror => {
-            if n == 1 {
-                return Some(0);
+macro_rules! border_index_fn {
+    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub const fn $name(i: $t, n: $t, mode: BorderMode) -> Option<$t> {
+            if 0 <= i && i < n {
+                return Some(i);
             }
-            // period 2n − 2: a b c d c b
-            let m = i.rem_euclid(2 * n - 2);
-            Some(if m < n { m } else { 2 * n - 2 - m })
+            match mode {
+                BorderMode::Constant => None,
+                BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+                BorderMode::Reflect => {
+                    // period 2n: a b c d d c b a
+                    let m = i.rem_euclid(2 * n);
+                    Some(if m < n { m } else { 2 * n - 1 - m })
+                }
+                BorderMode::Mirror => {
+                    if n == 1 {
+                        return Some(0);
+                    }
+                    // period 2n − 2: a b c d c b
+                    let m = i.rem_euclid(2 * n - 2);
+                    Some(if m < n { m } else { 2 * n - 2 - m })
+                }
+                BorderMode::Wrap => Some(i.rem_euclid(n)),
+            }
         }
-        BorderMode::Wrap => Some(i.rem_euclid(n)),
-    }
+    };
 }
+
+border_index_fn!(
+    /// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended
+    /// by `mode`; `None` where the extension is the constant. Closed form (one Euclidean
+    /// remainder), so positions many periods away — filters longer than the signal — cost the
+    /// same as near ones.
+    border_index,
+    i64
+);
+border_index_fn!(
+    /// [`border_index`] in 32-bit arithmetic, for `|i|` and `2n` below 2^31: the remainder is a
+    /// short inline sequence instead of a call to the 64-bit division routine (which, inside a
+    /// hot loop, costs registers as well as time).
+    border_index_i32,
+    i32
+);

@@ -19,6 +19,45 @@ pub const WINDOW_BLOCK: u32 = 256;
 pub const WINDOW_WARPS: u32 = WINDOW_BLOCK / 32;
 /// Threads per block of the fused 2D kernel.
 pub const FUSED_BLOCK: u32 = 128;
+/// Halo columns each thread of the fused 2D kernel keeps running sums for: a block's `w − 1`
+/// halo columns are spread over its threads, at most this many each.
+pub const FUSED_HALO: usize = 2;
+/// Widest window the fused 2D kernel takes (its halo: `w − 1 ≤ FUSED_BLOCK · FUSED_HALO`).
+pub const FUSED_MAX_WIDTH: u64 = FUSED_BLOCK as u64 * FUSED_HALO as u64 + 1;
+
+/// Shared-memory slot of extended column `e` in the fused kernel's row of column sums: one pad
+/// slot after every `p` (the columns of one thread), so threads reading their `p`-strided runs
+/// hit distinct banks for 4-, 8- and 16-byte values.
+#[inline(always)]
+pub const fn fused_slot(e: usize, p: usize) -> usize {
+    e + e / p
+}
+
+/// The fused 2D kernel's dynamic shared memory: two buffers (alternate output rows, so one
+/// barrier per row suffices), each a row of column sums then a row of column sums of squares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FusedLayout {
+    /// Byte offset of the squares' row inside a buffer.
+    pub squares: usize,
+    /// Bytes per buffer (16-byte multiple).
+    pub buffer: usize,
+    /// Total bytes.
+    pub bytes: usize,
+}
+
+/// Layout for `p` columns per thread, a window `width` wide and accumulators of `(s_size,
+/// q_size)` bytes ([`WindowIn::FUSED_ACC_BYTES`]): each row holds the `FUSED_BLOCK · p + width −
+/// 1` extended columns of a block.
+pub const fn fused_layout(p: usize, width: usize, (s_size, q_size): (usize, usize)) -> FusedLayout {
+    let slots = fused_slot(FUSED_BLOCK as usize * p + width - 1, p);
+    let squares = (slots * s_size).next_multiple_of(16);
+    let buffer = (squares + slots * q_size).next_multiple_of(16);
+    FusedLayout {
+        squares,
+        buffer,
+        bytes: 2 * buffer,
+    }
+}
 
 /// A sum and a sum of squares carried together (scans move both at once).
 #[repr(C)]
@@ -178,8 +217,14 @@ pub trait WindowIn: Copy {
     /// Samples per thread in one round of the running-sum scan; a block's tile is
     /// `WINDOW_BLOCK · CHUNK` positions and its shared memory as many `(S, Q)` pairs.
     const CHUNK: u32;
-    /// Columns per thread of the fused 2D kernel (a 16-byte f32 output store's worth or two).
+    /// Columns per thread of the fused 2D kernel: one 16-byte vector of input.
     const FUSED_COLS: u32;
+    /// Largest window (samples) of the fused 2D kernel: its running sums of squares slide in
+    /// [`SlideIn::SQ`] (0 for floats, which it does not take).
+    const FUSED_MAX_WINDOW: u64;
+    /// Bytes of the fused kernel's accumulators `(S, SlideIn::SQ)`: its shared-memory layout
+    /// (the kernel asserts them against its types).
+    const FUSED_ACC_BYTES: (usize, usize);
     /// Largest window (samples) whose sums are exact in `S` and `Q`.
     const MAX_WINDOW: u64;
     /// `(x, x²)` in the accumulators (exact for integers; `x` widened to f64 for floats).
@@ -191,7 +236,10 @@ impl WindowIn for u8 {
     type Q = u64;
     const FLOAT: bool = false;
     const CHUNK: u32 = 8;
-    const FUSED_COLS: u32 = 8;
+    const FUSED_COLS: u32 = 16;
+    /// 255² · w < 2^32 (squares slide in u32).
+    const FUSED_MAX_WINDOW: u64 = (u32::MAX / (255 * 255)) as u64;
+    const FUSED_ACC_BYTES: (usize, usize) = (4, 4);
     /// 255 · w < 2^32.
     const MAX_WINDOW: u64 = (u32::MAX / 255) as u64;
     #[inline(always)]
@@ -210,6 +258,8 @@ impl WindowIn for u16 {
     const FLOAT: bool = false;
     const CHUNK: u32 = 8;
     const FUSED_COLS: u32 = 8;
+    const FUSED_MAX_WINDOW: u64 = Self::MAX_WINDOW;
+    const FUSED_ACC_BYTES: (usize, usize) = (8, 8);
     /// 65535² · w < 2^64.
     const MAX_WINDOW: u64 = u64::MAX / (65535 * 65535);
     #[inline(always)]
@@ -225,6 +275,8 @@ impl WindowIn for i32 {
     const FLOAT: bool = false;
     const CHUNK: u32 = 8;
     const FUSED_COLS: u32 = 4;
+    const FUSED_MAX_WINDOW: u64 = Self::MAX_WINDOW;
+    const FUSED_ACC_BYTES: (usize, usize) = (8, 16);
     /// |x| · w ≤ 2^31 · 2^32 = 2^63 − … for the i64 sum.
     const MAX_WINDOW: u64 = 1 << 32;
     #[inline(always)]
@@ -245,6 +297,8 @@ macro_rules! float_in {
             const FLOAT: bool = true;
             const CHUNK: u32 = 8;
             const FUSED_COLS: u32 = 4;
+            const FUSED_MAX_WINDOW: u64 = 0;
+            const FUSED_ACC_BYTES: (usize, usize) = (8, 8);
             const MAX_WINDOW: u64 = u64::MAX;
             #[inline(always)]
             fn lift(self) -> Sums<f64, f64> {
@@ -329,6 +383,10 @@ pub struct BoxArgs<T> {
     /// Output rows per thread (column pass, integers) or per block (fused).
     pub strip: u32,
     pub _pad: u32,
+    /// `1 / n` and `1 / n²` for the window of `n = h · w` samples, rounded to f64 by the host
+    /// (the moments multiply instead of dividing).
+    pub inv_n: f64,
+    pub inv_n2: f64,
     pub cval: T,
 }
 
@@ -412,6 +470,13 @@ pub const SLIDING_VECTORS: usize = 3;
 pub trait SlideIn: WindowIn {
     type SQ: Acc;
     fn lift_slide(self) -> Sums<Self::S, Self::SQ>;
+    /// A window's sum of squares (exact in `SQ` for windows up to
+    /// [`WindowIn::FUSED_MAX_WINDOW`]) in the general accumulator.
+    fn widen_sq(q: Self::SQ) -> Self::Q;
+    /// `n·Σx² − (Σx)²` of a window of `n` samples as f64 when it can be formed exactly in 64-bit
+    /// arithmetic (its true value is below 2^64; wrapping products then give it exactly), else
+    /// `None` (the 128-bit path).
+    fn narrow_spread(s: Self::S, q: Self::SQ, n: u64) -> Option<f64>;
 }
 
 const _: () = assert!(255 * 255 * SLIDING_MAX_WIDTH < 1 << 32);
@@ -426,6 +491,15 @@ impl SlideIn for u8 {
         let v = self as u32;
         Sums { s: v, q: v * v }
     }
+    #[inline(always)]
+    fn widen_sq(q: u32) -> u64 {
+        q as u64
+    }
+    /// Always exact: the spread is at most `n² · 127.5² < 2^64` for `n ≤ FUSED_MAX_WINDOW`.
+    #[inline(always)]
+    fn narrow_spread(s: u32, q: u32, n: u64) -> Option<f64> {
+        Some((q as u64).wrapping_mul(n).wrapping_sub(s as u64 * s as u64) as f64)
+    }
 }
 
 impl SlideIn for u16 {
@@ -434,6 +508,15 @@ impl SlideIn for u16 {
     fn lift_slide(self) -> Sums<u64, u64> {
         self.lift()
     }
+    #[inline(always)]
+    fn widen_sq(q: u64) -> u64 {
+        q
+    }
+    /// The spread is at most `n² · 32767.5² < 2^64` for `n < 2^17`.
+    #[inline(always)]
+    fn narrow_spread(s: u64, q: u64, n: u64) -> Option<f64> {
+        (n < 1 << 17).then(|| q.wrapping_mul(n).wrapping_sub(s.wrapping_mul(s)) as f64)
+    }
 }
 
 impl SlideIn for i32 {
@@ -441,6 +524,14 @@ impl SlideIn for i32 {
     #[inline(always)]
     fn lift_slide(self) -> Sums<i64, W128> {
         self.lift()
+    }
+    #[inline(always)]
+    fn widen_sq(q: W128) -> W128 {
+        q
+    }
+    #[inline(always)]
+    fn narrow_spread(_: i64, _: W128, _: u64) -> Option<f64> {
+        None
     }
 }
 
