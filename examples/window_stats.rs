@@ -6,7 +6,9 @@
 //! outputs written once), % of the device-to-device copy bandwidth measured in the same run,
 //! speedups and PASS/FAIL against the CPU (exact sums rounded once to f32).
 //!
-//!     cargo run --release --example window_stats [-- --quick]
+//!     cargo run --release --example window_stats [-- --quick] [--boxes]
+//!
+//! `--boxes` runs the 2D section alone (profiling).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -31,7 +33,8 @@ fn main() {
         .collect();
     let px8 = support::image::<u8>(h * w, 2026);
     let px32 = support::image::<i32>(h * w, 2026);
-    for width in [15, 63, 255] {
+    let rows_too = !std::env::args().any(|a| a == "--boxes");
+    for width in [15, 63, 255].into_iter().filter(|_| rows_too) {
         // The full ladder at width 15; the fast rungs (and the tutorial's slowest for scale) after.
         let variants: &[WindowVariant] = if width == 15 {
             &all

@@ -182,7 +182,7 @@ impl BoxVariant {
 }
 
 macro_rules! window_table {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal))?, $blocks:literal;)*) => {
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal))?, $blocks:literal;)*) => {
         /// One window kernel instance (input type × output types), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -700,7 +700,13 @@ impl<T: WindowElement> BoxPlan<T> {
         let n = win_h as u64 * win_w as u64;
         let optin = gpu.props().shared_mem_per_block_optin as usize;
         let cols = FUSED_BLOCK as usize * T::FUSED_COLS as usize;
-        let shared = fused_layout(T::FUSED_COLS as usize, win_w, T::FUSED_ACC_BYTES).bytes;
+        let shared = fused_layout(
+            T::FUSED_COLS as usize,
+            win_w,
+            T::FUSED_ACC_BYTES,
+            instance.output_sizes(),
+        )
+        .bytes;
         let fused_fits = !T::FLOAT
             && win_w as u64 <= FUSED_MAX_WIDTH
             && n <= T::FUSED_MAX_WINDOW

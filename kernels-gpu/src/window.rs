@@ -58,6 +58,13 @@ pub trait OutElem: Copy {
     /// A statistic (mean, variance, deviation) in this type (float outputs; integer outputs
     /// never receive one).
     fn from_f64(v: f64) -> Self;
+    /// Whether the type is f32 (statistics may then be formed in f32 where that is exact
+    /// enough: [`SlideIn::narrow_spread32`]).
+    const SINGLE: bool = false;
+    /// A statistic formed in f32 (only called when `SINGLE`).
+    fn from_f32(v: f32) -> Self {
+        Self::from_f64(v as f64)
+    }
     /// Packs `LANES` values, `lane(0)` first in memory, into the four words of a 16-byte store.
     fn pack(lane: impl FnMut(usize) -> Self) -> [u32; 4];
 }
@@ -78,6 +85,11 @@ impl OutElem for f32 {
     #[inline(always)]
     fn from_f64(v: f64) -> f32 {
         v as f32
+    }
+    const SINGLE: bool = true;
+    #[inline(always)]
+    fn from_f32(v: f32) -> f32 {
+        v
     }
     #[inline(always)]
     fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
@@ -934,14 +946,19 @@ fn slide_run<S: Acc, Q: Acc, const P: usize>(
 /// `stage` holds the values a [`StageWriter`] with the same `C` wrote (after a barrier); `dst`
 /// addresses `outputs` writable values.
 #[inline(always)]
-unsafe fn stage_flush<O: OutElem, const C: usize>(stage: *const u8, dst: *mut O, outputs: usize, t: usize) {
+unsafe fn stage_flush<O: OutElem, const C: usize>(
+    stage: *const u8,
+    dst: *mut O,
+    outputs: usize,
+    t: usize,
+    block: usize,
+) {
     let vecs = C / O::LANES;
     let slot_of = |j: usize| 16 * sliding_stage_slot(j / vecs, j % vecs, vecs);
     // SAFETY: element e < outputs was staged.
     let value = |e: usize| unsafe {
         (stage.add(slot_of(e / O::LANES) + (e % O::LANES) * core::mem::size_of::<O>()) as *const O).read()
     };
-    let block = WINDOW_BLOCK as usize;
     let mut e = t;
     if (dst as usize).is_multiple_of(16) {
         let full = outputs / O::LANES;
@@ -1163,9 +1180,9 @@ where
         unsafe { sync_threads() };
         // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
         unsafe {
-            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t);
+            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
             if !sumsq.is_null() {
-                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t);
+                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
             }
         }
         k += grid_dim() as u64;
@@ -1585,7 +1602,7 @@ where
     const {
         assert!(T::FUSED_ACC_BYTES.0 == size_of::<T::S>() && T::FUSED_ACC_BYTES.1 == size_of::<T::SQ>());
     }
-    let layout = fused_layout(P, w, T::FUSED_ACC_BYTES);
+    let layout = fused_layout(P, w, T::FUSED_ACC_BYTES, (size_of::<S>(), size_of::<Q>()));
     // SAFETY: the host sized shared memory with fused_layout.
     let shared: *mut u8 = unsafe { dynamic_shared() };
     // Whole aligned vectors inside every row.
@@ -1619,16 +1636,28 @@ where
     let y_first = s0 as i32 - ay;
     // Output s completes when row s − ay + h − 1 enters: the last is s1 − 1.
     let y_end = s1 as i32 - ay + h - 1; // exclusive
-    // SAFETY (both calls): the plane holds `height` rows of `width` samples, read-only.
+    let inv32 = (a.inv_n as f32, a.inv_n2 as f32);
+    // This block's outputs in each row.
+    let outputs = ((a.width - c0) as usize).min(cols);
+    // The previous output row's stages and its first output's flat index: written back after
+    // the barrier that follows their writes (the next row's).
+    let mut pending: Option<(*mut u8, *mut u8, usize)> = None;
+    let flush = |(st0, st1, o): (*mut u8, *mut u8, usize)| {
+        // SAFETY: the stages hold this block's outputs of one row (StageWriter, before a
+        // barrier); outputs o .. o + outputs lie in that row.
+        unsafe {
+            stage_flush::<S, P>(st0, o0.add(o), outputs, t, FUSED_BLOCK as usize);
+            if kind.two_outputs() {
+                stage_flush::<Q, P>(st1, o1.add(o), outputs, t, FUSED_BLOCK as usize);
+            }
+        }
+    };
     let mut col_sums = [SlideSums::<T>::ZERO; P];
     let mut halo_sums = [SlideSums::<T>::ZERO; FUSED_HALO];
-    let mut next = unsafe { src.fetch_pair::<P>(y_first, h, y_first) };
     let mut y = y_first;
     while y < y_end {
-        let (enter, leave) = next;
-        if y + 1 < y_end {
-            next = unsafe { src.fetch_pair::<P>(y + 1, h, y_first) };
-        }
+        // SAFETY: the plane holds `height` rows of `width` samples, read-only.
+        let (enter, leave) = unsafe { src.fetch_pair::<P>(y, h, y_first) };
         crate::unroll!(P, |p| {
             col_sums[p] = col_sums[p]
                 .plus(T::lane(&enter.main, p).lift_slide())
@@ -1643,9 +1672,8 @@ where
             // SAFETY: buffer (y & 1) of the layout.
             let buf = unsafe { shared.add((y & 1) as usize * layout.buffer) };
             let (ss, sq) = (buf as *mut T::S, unsafe { buf.add(layout.squares) } as *mut T::SQ);
-            let put = |e: usize, v: SlideSums<T>| {
-                let i = fused_slot(e, P);
-                // SAFETY: e < FUSED_BLOCK·P + w − 1 extended columns of the layout.
+            let put = |i: usize, v: SlideSums<T>| {
+                // SAFETY: i is the slot of one of the FUSED_BLOCK·P + w − 1 extended columns.
                 unsafe {
                     ss.add(i).write(v.s);
                     if squares {
@@ -1653,19 +1681,23 @@ where
                     }
                 }
             };
-            crate::unroll!(P, |p| { put(ax + t * P + p, col_sums[p]) });
+            crate::unroll!(P, |p| { put(fused_slot(ax + t * P + p, P), col_sums[p]) });
             crate::unroll!(FUSED_HALO, |k| {
                 if halo_e[k] != NONE {
-                    put(halo_e[k], halo_sums[k]);
+                    put(fused_slot(halo_e[k], P), halo_sums[k]);
                 }
             });
             // SAFETY: every thread reaches it (the condition is block-uniform). It publishes this
-            // row's column sums; the other buffer's readers (the previous row) passed the last one.
+            // row's column sums and the previous row's stages; the readers of this buffer's
+            // previous contents (two rows ago) passed the last barrier.
             unsafe { sync_threads() };
+            if let Some(prev) = pending {
+                flush(prev);
+            }
+            let (st0, st1) = unsafe { (buf.add(layout.stage0), buf.add(layout.stage1)) };
             if my_col < a.width {
-                let get = |e: usize| {
-                    let i = fused_slot(e, P);
-                    // SAFETY: e < FUSED_BLOCK·P + w − 1, written before the barrier.
+                let get = |i: usize| {
+                    // SAFETY: i is the slot of an extended column, written before the barrier.
                     unsafe {
                         Sums {
                             s: ss.add(i).read(),
@@ -1673,41 +1705,73 @@ where
                         }
                     }
                 };
-                let base = t * P;
+                // Slots: extended column t·P + c (c < P) is chunk t's slot c; chunks are P
+                // columns and one pad slot.
+                let chunk = |j: usize| j * (P + 1);
                 let mut acc = SlideSums::<T>::ZERO;
-                for k in 0..w {
-                    acc = acc.plus(get(base + k));
-                }
-                let count = ((a.width - my_col) as usize).min(P);
-                let s = (y - h + 1 + ay) as u64;
-                let o = (plane * a.height * a.width + s * a.width + my_col) as usize;
-                // Four outputs at a time, stored before the next four are formed (few live
-                // registers); positions past `count` are formed from valid slots, never stored.
-                crate::unroll!(P / 4, |g| {
-                    let mut v0 = [S::ZERO; 4];
-                    let mut v1 = [Q::ZERO; 4];
-                    crate::unroll!(4, |i| {
-                        let c = 4 * g + i;
-                        (v0[i], v1[i]) = box_outputs::<_, _, S, Q>(acc, kind, |s| slide_mean_variance::<T>(s, &a));
-                        if c + 1 < P {
-                            acc = acc.plus(get(base + c + w).minus(get(base + c)));
-                        }
+                for j in 0..w / P {
+                    crate::unroll!(P, |k| {
+                        acc = acc.plus(get(chunk(t + j) + k));
                     });
-                    if 4 * g < count {
-                        let run = (count - 4 * g).min(4);
-                        // SAFETY: outputs o + 4g .. o + 4g + run lie in row s of the plane.
-                        unsafe {
-                            store_run(o0.add(o + 4 * g), &v0, run);
-                            if kind.two_outputs() {
-                                store_run(o1.add(o + 4 * g), &v1, run);
-                            }
-                        }
+                }
+                crate::unroll!(P, |k| {
+                    if k < w % P {
+                        acc = acc.plus(get(chunk(t + w / P) + k));
+                    }
+                });
+                // The entering column t·P + w + c: one slot further once it crosses into the
+                // next chunk (c ≥ P − w % P).
+                let enter0 = chunk(t + w / P) + w % P;
+                let cross = P - w % P;
+                let mut s0 = StageWriter::<S, P>::new(st0, t);
+                let mut s1 = StageWriter::<Q, P>::new(st1, t);
+                crate::unroll!(P, |c| {
+                    let (v0, v1) = fused_outputs::<T, S, Q>(acc, kind, &a, inv32);
+                    // SAFETY: the stages hold FUSED_BLOCK·P outputs each.
+                    unsafe {
+                        s0.put(c, v0);
+                        s1.put(c, v1);
+                    }
+                    if c + 1 < P {
+                        let entering = get(enter0 + c + (c >= cross) as usize);
+                        acc = acc.plus(entering.minus(get(chunk(t) + c)));
                     }
                 });
             }
+            let s = (y - h + 1 + ay) as u64;
+            pending = Some((st0, st1, (plane * a.height * a.width + s * a.width + c0) as usize));
         }
         y += 1;
     }
+    // SAFETY: every thread reaches it; it publishes the last row's stages.
+    unsafe { sync_threads() };
+    if let Some(prev) = pending {
+        flush(prev);
+    }
+}
+
+/// The outputs of a fused box window: statistics into f32 formed in f32 where
+/// [`SlideIn::narrow_spread32`] allows (u8 windows up to 513 samples: the mean within 1 ulp,
+/// the variance within 1.5 ulps of f32, a third of the instructions of the f64 path), else as
+/// [`box_outputs`].
+#[inline(always)]
+fn fused_outputs<T: SlideIn, S: FromAcc<T::S>, Q: FromAcc<T::SQ>>(
+    w: SlideSums<T>,
+    kind: BoxKind,
+    a: &BoxArgs<T>,
+    (inv_n, inv_n2): (f32, f32),
+) -> (S, Q) {
+    if S::SINGLE && Q::SINGLE && matches!(kind, BoxKind::MeanVar | BoxKind::Std) {
+        let n = a.win_h as u64 * a.win_w as u64;
+        if let Some(spread) = T::narrow_spread32(w.s, w.q, n) {
+            let variance = spread as f32 * inv_n2;
+            return match kind {
+                BoxKind::MeanVar => (S::from_f32(w.s.to_f32() * inv_n), Q::from_f32(variance)),
+                _ => (S::from_f32(core::intrinsics::sqrtf32(variance)), Q::ZERO),
+            };
+        }
+    }
+    box_outputs::<_, _, S, Q>(w, kind, |w| slide_mean_variance::<T>(w, a))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1715,7 +1779,7 @@ where
 // ---------------------------------------------------------------------------------------------
 
 macro_rules! window_entries {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal))?, $blocks:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal))?, $blocks:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type A = RowArgs<$t>;
@@ -1751,10 +1815,10 @@ macro_rules! window_entries {
             ) {
                 unsafe { super::box_columns::<$t, $s, $q>(rs, rq, ts, tq, o0, o1, a) }
             }
-            window_entries!(@fused $fused $inst, $t, $s, $q $(, $slide)?);
+            window_entries!(@fused $fused $inst, $t, $s, $q $(, $slide, $boxed)?);
         }
     )*};
-    (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal) => {
+    (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal, $boxed:literal) => {
         // The most resident blocks of WINDOW_BLOCK ptxas sm_90 reaches without spilling.
         $crate::launch_bounds!($crate::window_kernel_name!($inst, "sliding_sum"), 256, $slide);
         #[unsafe(export_name = $crate::window_kernel_name!($inst, "sliding_sum"))]
@@ -1762,9 +1826,7 @@ macro_rules! window_entries {
             const P: usize = $crate::abi::window::sliding_outputs(core::mem::size_of::<$t>()) as usize;
             unsafe { super::sliding_sum::<$t, $s, $q, P>(x, s, q, a) }
         }
-        // 4 resident blocks of FUSED_BLOCK: the most ptxas sm_90 reaches without spilling for
-        // every integer instance (u16 spills at 5).
-        $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, 3);
+        $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, $boxed);
         #[unsafe(export_name = $crate::window_kernel_name!($inst, "box_fused"))]
         pub unsafe extern "ptx-kernel" fn box_fused(x: *const $t, o0: *mut $s, o1: *mut $q, a: BoxArgs<$t>) {
             const P: usize = <$t as WindowIn>::FUSED_COLS as usize;

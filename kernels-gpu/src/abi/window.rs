@@ -21,7 +21,7 @@ pub const WINDOW_WARPS: u32 = WINDOW_BLOCK / 32;
 pub const FUSED_BLOCK: u32 = 128;
 /// Halo columns each thread of the fused 2D kernel keeps running sums for: a block's `w − 1`
 /// halo columns are spread over its threads, at most this many each.
-pub const FUSED_HALO: usize = 2;
+pub const FUSED_HALO: usize = 1;
 /// Widest window the fused 2D kernel takes (its halo: `w − 1 ≤ FUSED_BLOCK · FUSED_HALO`).
 pub const FUSED_MAX_WIDTH: u64 = FUSED_BLOCK as u64 * FUSED_HALO as u64 + 1;
 
@@ -34,26 +34,41 @@ pub const fn fused_slot(e: usize, p: usize) -> usize {
 }
 
 /// The fused 2D kernel's dynamic shared memory: two buffers (alternate output rows, so one
-/// barrier per row suffices), each a row of column sums then a row of column sums of squares.
+/// barrier per row suffices), each a row of column sums, a row of column sums of squares, and
+/// the stages of that row's two output runs (written back, coalesced, after the next barrier).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FusedLayout {
     /// Byte offset of the squares' row inside a buffer.
     pub squares: usize,
+    /// Byte offsets of the first and second outputs' stages inside a buffer.
+    pub stage0: usize,
+    pub stage1: usize,
     /// Bytes per buffer (16-byte multiple).
     pub buffer: usize,
     /// Total bytes.
     pub bytes: usize,
 }
 
-/// Layout for `p` columns per thread, a window `width` wide and accumulators of `(s_size,
-/// q_size)` bytes ([`WindowIn::FUSED_ACC_BYTES`]): each row holds the `FUSED_BLOCK · p + width −
-/// 1` extended columns of a block.
-pub const fn fused_layout(p: usize, width: usize, (s_size, q_size): (usize, usize)) -> FusedLayout {
+/// Layout for `p` columns per thread, a window `width` wide, accumulators of `(s_size, q_size)`
+/// bytes ([`WindowIn::FUSED_ACC_BYTES`]) and outputs of `(o0_size, o1_size)` bytes: each row holds
+/// the `FUSED_BLOCK · p + width − 1` extended columns of a block, each stage its `FUSED_BLOCK · p`
+/// outputs.
+pub const fn fused_layout(
+    p: usize,
+    width: usize,
+    (s_size, q_size): (usize, usize),
+    (o0_size, o1_size): (usize, usize),
+) -> FusedLayout {
     let slots = fused_slot(FUSED_BLOCK as usize * p + width - 1, p);
+    let outputs = FUSED_BLOCK as usize * p;
     let squares = (slots * s_size).next_multiple_of(16);
-    let buffer = (squares + slots * q_size).next_multiple_of(16);
+    let stage0 = (squares + slots * q_size).next_multiple_of(16);
+    let stage1 = stage0 + outputs * o0_size;
+    let buffer = (stage1 + outputs * o1_size).next_multiple_of(16);
     FusedLayout {
         squares,
+        stage0,
+        stage1,
         buffer,
         bytes: 2 * buffer,
     }
@@ -87,6 +102,11 @@ pub trait Acc: Copy + PartialEq {
     fn times(self, k: u64) -> Self;
     /// The value as f64 (exact for integers below 2^53, one or two roundings above).
     fn to_f64(self) -> f64;
+    /// The value as f32 (one rounding for the integers; through f64 for the others).
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        self.to_f64() as f32
+    }
     /// The value as a 128-bit two's-complement integer (integers only; floats truncate).
     fn to_w128(self) -> W128;
 }
@@ -103,6 +123,8 @@ macro_rules! int_acc {
             fn times(self, k: u64) -> $t { self.wrapping_mul(k as $t) }
             #[inline(always)]
             fn to_f64(self) -> f64 { self as f64 }
+            #[inline(always)]
+            fn to_f32(self) -> f32 { self as f32 }
             #[inline(always)]
             fn to_w128(self) -> W128 { $w(self) }
         }
@@ -477,7 +499,18 @@ pub trait SlideIn: WindowIn {
     /// arithmetic (its true value is below 2^64; wrapping products then give it exactly), else
     /// `None` (the 128-bit path).
     fn narrow_spread(s: Self::S, q: Self::SQ, n: u64) -> Option<f64>;
+    /// The spread in 32-bit arithmetic when it and `Σx` convert to f32 with one rounding at most
+    /// (`Σx < 2^24` exactly; the spread below 2^32), for statistics formed in f32.
+    #[inline(always)]
+    fn narrow_spread32(_s: Self::S, _q: Self::SQ, _n: u64) -> Option<u32> {
+        None
+    }
 }
+
+/// Largest u8 window whose spread `n·Σx² − (Σx)² ≤ n² · 127.5²` stays below 2^32 (and `Σx ≤
+/// 255·n < 2^24`): u8 statistics into f32 form in 32-bit arithmetic up to it.
+pub const NARROW32_MAX_WINDOW: u64 = 513;
+const _: () = assert!(NARROW32_MAX_WINDOW * NARROW32_MAX_WINDOW * 16257 < 1 << 32);
 
 const _: () = assert!(255 * 255 * SLIDING_MAX_WIDTH < 1 << 32);
 // Two chunks per thread cover a tile's chunks (the sliding kernel's chunk scan).
@@ -499,6 +532,10 @@ impl SlideIn for u8 {
     #[inline(always)]
     fn narrow_spread(s: u32, q: u32, n: u64) -> Option<f64> {
         Some((q as u64).wrapping_mul(n).wrapping_sub(s as u64 * s as u64) as f64)
+    }
+    #[inline(always)]
+    fn narrow_spread32(s: u32, q: u32, n: u64) -> Option<u32> {
+        (n <= NARROW32_MAX_WINDOW).then(|| q.wrapping_mul(n as u32).wrapping_sub(s.wrapping_mul(s)))
     }
 }
 
@@ -650,24 +687,26 @@ macro_rules! window_int_names {
 }
 
 /// Calls `$m! { instance => input, sum output, sum-of-squares output, kind, blocks; .. }` with
-/// every instance of the window family, in table order. `kind` is `fused(n)` for instances with
-/// the integer-only kernels (the sliding row kernel and the fused 2D box: their running sums
-/// subtract), `n` the sliding kernel's launch bound, and `separable` for the others. `blocks` and
-/// `n` are launch bounds (resident 256-thread blocks per SM the registers must allow): the most
-/// that ptxas sm_90 reaches without spilling (4 at 64 registers, 3 at 80).
+/// every instance of the window family, in table order. `kind` is `fused(n, b)` for instances
+/// with the integer-only kernels (the sliding row kernel and the fused 2D box: their running sums
+/// subtract), `n` the sliding kernel's launch bound and `b` the fused box's, and `separable` for
+/// the others. `blocks`, `n` and `b` are launch bounds (resident blocks per SM the registers must
+/// allow; 256 threads, 128 for the fused box): the most that ptxas sm_90 reaches without
+/// spilling (4 at 64 registers, 3 at 80; the fused box 3 at 168, or 2 where its shared memory
+/// allows no more).
 #[macro_export]
 macro_rules! for_each_window_instance {
     ($m:ident) => {
         $m! {
-            u8_f32 => u8, f32, f32, fused(4), 4;
-            u8_f64 => u8, f64, f64, fused(3), 4;
-            u8_exact => u8, u32, u64, fused(3), 4;
-            u16_f32 => u16, f32, f32, fused(4), 3;
-            u16_f64 => u16, f64, f64, fused(4), 3;
-            u16_exact => u16, u64, u64, fused(4), 3;
-            i32_f32 => i32, f32, f32, fused(4), 3;
-            i32_f64 => i32, f64, f64, fused(4), 3;
-            i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4), 3;
+            u8_f32 => u8, f32, f32, fused(4, 3), 4;
+            u8_f64 => u8, f64, f64, fused(3, 2), 4;
+            u8_exact => u8, u32, u64, fused(3, 2), 4;
+            u16_f32 => u16, f32, f32, fused(4, 3), 3;
+            u16_f64 => u16, f64, f64, fused(4, 3), 3;
+            u16_exact => u16, u64, u64, fused(4, 3), 3;
+            i32_f32 => i32, f32, f32, fused(4, 3), 3;
+            i32_f64 => i32, f64, f64, fused(4, 3), 3;
+            i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
             f32_f32 => f32, f32, f32, separable, 3;
             f32_f64 => f32, f64, f64, separable, 3;
             f64_f64 => f64, f64, f64, separable, 3;
