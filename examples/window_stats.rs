@@ -8,7 +8,8 @@
 //!
 //!     cargo run --release --example window_stats [-- --quick] [--boxes]
 //!
-//! `--boxes` runs the 2D section alone (profiling).
+//! `--boxes` runs the 2D section alone (profiling), at 15 × 15 and at the window sides that place
+//! `Auto`'s crossover between the fused and separable variants (5, 31, 63, 127).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -49,23 +50,29 @@ fn main() {
         failed |= row_table("u8", &px8, h, w, width, gpu, variants);
         failed |= row_table("i32", &px32, h, w, width, gpu, variants);
     }
-    let window = (15, 15);
-    let (serial, rayon, want) = support::box_cpu(&px8, w, window, Border::Reflect);
-    match gpu {
-        Some((g, copy)) => {
-            let rows =
-                support::box_ladder(g, &px8, (h, w), window, Border::Reflect, &want, copy).unwrap_or_else(|e| fail(e));
-            failed |= rows.iter().any(|r| !r.ok);
-            let title = format!(
-                "local mean + variance, 15 × 15 boxes, u8 {h} × {w} → 2 × f32, reflect border (bytes = 9 per pixel)"
-            );
-            support::print_table(&title, &rows, serial, rayon);
-            println!(
-                "moving these bytes at the copy bandwidth: {:.2} µs",
-                9.0 * (h * w) as f64 / (copy * 1e3)
-            );
+    // The issue's 15 × 15; with --boxes also the windows that place Auto's fused/separable
+    // crossover.
+    let windows: &[usize] = if rows_too { &[15] } else { &[15, 5, 31, 63, 127] };
+    for &side in windows {
+        let window = (side, side);
+        let (serial, rayon, want) = support::box_cpu(&px8, w, window, Border::Reflect);
+        match gpu {
+            Some((g, copy)) => {
+                let rows = support::box_ladder(g, &px8, (h, w), window, Border::Reflect, &want, copy)
+                    .unwrap_or_else(|e| fail(e));
+                failed |= rows.iter().any(|r| !r.ok);
+                let title = format!(
+                    "local mean + variance, {side} × {side} boxes, u8 {h} × {w} → 2 × f32, reflect border (bytes = 9 per \
+                     pixel)"
+                );
+                support::print_table(&title, &rows, serial, rayon);
+                println!(
+                    "moving these bytes at the copy bandwidth: {:.2} µs",
+                    9.0 * (h * w) as f64 / (copy * 1e3)
+                );
+            }
+            _ => println!("{side} × {side} local mean + variance: CPU serial {serial:.1} µs, rayon {rayon:.1} µs"),
         }
-        _ => println!("15 × 15 local mean + variance: CPU serial {serial:.1} µs, rayon {rayon:.1} µs"),
     }
     support::finish(TUTORIAL, failed);
 }

@@ -56,15 +56,18 @@
 //! fixed order without subtracting (the running-sum rung restarts every `w` samples: van
 //! Herk/Gil-Werman), so `|error| ≤ (w − 1)·2⁻⁵³·Σ|x|` before the one rounding to the output type,
 //! and a NaN or infinity only affects the windows that contain it. The first two rungs accumulate
-//! in the output type (f32 outputs: `(w − 1)·2⁻²⁴·Σ|x|`). Variance: integers form `n·Σx² − (Σx)²`
-//! exactly, then round; floats use `Σx²/n − mean²` in f64 (relative error about
+//! in the output type (f32 outputs: `(w − 1)·2⁻²⁴·Σ|x|`). Mean and variance multiply by `1/n` and
+//! `1/n²` rounded once on the host: integers form `n·Σx² − (Σx)²` exactly and round it once, so
+//! the mean is within 2 ulps and the variance within 3 ulps of f64 before the rounding to the
+//! output type (u8 windows of at most 513 samples into f32 form both in f32 from the exact sums:
+//! within 1 and 1.5 ulps of f32). Floats use `Σx²/n − mean²` in f64 (relative error about
 //! `2⁻⁵³·mean²/variance`). Either is clamped at 0, so the variance is never negative.
 //!
 //! # Errors
 //! Width or a window side of 0, or an input with too few dimensions: [`Error::InvalidArgument`].
-//! Windows whose sums would not be exact in the accumulators, or too large for the shared memory
-//! of an explicitly chosen variant: [`Error::WindowTooLarge`] (`Auto` never picks a variant that
-//! cannot run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives
+//! Windows whose sums would not be exact in the accumulators, too large for the shared memory
+//! of an explicitly chosen variant, or wider than the fused 2D variant takes (129; u8 boxes of at
+//! most 66051 samples): [`Error::WindowTooLarge`] (`Auto` never picks a variant that cannot run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives
 //! empty results.
 
 use cudarc::driver::sys::CUfunction_attribute;
@@ -157,12 +160,16 @@ pub enum BoxVariant {
     /// van Herk/Gil-Werman). O(1) per output for any box, any type. Bottleneck: the scratch
     /// round trip (8–32 bytes per pixel written and read again).
     Separable,
-    /// One pass, integers only: a block slides down a strip of rows with a ring of staged input
-    /// rows in shared memory and one running column sum per column in registers. Reads the input
-    /// once and writes the outputs once. Bottleneck: `O(w)` work per row and thread for the row
-    /// sums, and the ring must fit in shared memory.
+    /// One pass, integers only, windows up to 129 wide (any height): a block slides down a strip
+    /// of rows keeping each column's vertical running sums in registers (`+ entering − leaving`
+    /// row, exact), writes them to one shared row per output row and sums each output's `w`
+    /// column sums from it, staging the outputs so they are written back coalesced. Reads the
+    /// input once (the leaving row again from L2) and writes the outputs once. Bottleneck:
+    /// latency — 12 warps per SM (168 registers, 68 KB of shared memory per 128-thread block for
+    /// u8 → f32) and `w` shared loads per thread and row (docs/PERFORMANCE.md).
     Fused,
-    /// `Fused` for integers when its ring fits, else `Separable` (docs/PERFORMANCE.md).
+    /// `Fused` for integer windows up to 64 wide, else `Separable` (the crossover measured on
+    /// the H100 lies between 63 and 127: docs/PERFORMANCE.md).
     #[default]
     Auto,
 }
