@@ -1571,6 +1571,7 @@ impl<T: FusedIn> FusedSource<T> {
 /// ⌈width / (FUSED_BLOCK · P)⌉` blocks of `FUSED_BLOCK`; `w ≤ FUSED_MAX_WIDTH` and `h·w ≤
 /// T::FUSED_MAX_WINDOW`; dynamic shared memory of `fused_layout(P, w, ..).bytes`.
 #[inline(always)]
+#[allow(unused_assignments)] // the last unrolled slide
 pub unsafe fn box_fused<T, S, Q, const P: usize>(x: *const T, o0: *mut S, o1: *mut Q, a: BoxArgs<T>)
 where
     T: FusedIn,
