@@ -67,8 +67,9 @@
 //! Width or a window side of 0, or an input with too few dimensions: [`Error::InvalidArgument`].
 //! Windows whose sums would not be exact in the accumulators, too large for the shared memory
 //! of an explicitly chosen variant, or wider than the fused 2D variant takes (129; u8 boxes of at
-//! most 66051 samples): [`Error::WindowTooLarge`] (`Auto` never picks a variant that cannot run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives
-//! empty results.
+//! most 66051 samples): [`Error::WindowTooLarge`] (`Auto` never picks a variant that cannot
+//! run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives empty
+//! results.
 
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -703,8 +704,8 @@ impl<T: WindowElement> BoxPlan<T> {
             });
         }
         let (h, w) = (check_side("window height", win_h)?, check_side("window width", win_w)?);
-        check_exact::<T>(win_h as u64 * win_w as u64)?;
         let n = win_h as u64 * win_w as u64;
+        check_exact::<T>(n)?;
         let optin = gpu.props().shared_mem_per_block_optin as usize;
         let cols = FUSED_BLOCK as usize * T::FUSED_COLS as usize;
         let shared = fused_layout(

@@ -1211,8 +1211,7 @@ fn mean_variance<T: WindowIn>(w: SumsOf<T>, a: &BoxArgs<T>) -> (f64, f64) {
         let magnitude = if s.is_negative() { W128::ZERO.wrapping_sub(s) } else { s };
         // |Σx| < 2^64 for every integer instance (MAX_WINDOW), so its square is one wide product.
         let square = W128::mul_wide(magnitude.lo, magnitude.lo);
-        let n = a.win_h as u64 * a.win_w as u64;
-        let numerator = w.q.to_w128().wrapping_mul_u64(n).wrapping_sub(square);
+        let numerator = w.q.to_w128().wrapping_mul_u64(a.samples()).wrapping_sub(square);
         numerator.to_f64_unsigned() * a.inv_n2
     };
     (mean, variance)
@@ -1222,8 +1221,7 @@ fn mean_variance<T: WindowIn>(w: SumsOf<T>, a: &BoxArgs<T>) -> (f64, f64) {
 /// `n·Σx² − (Σx)²` in 64-bit arithmetic where it fits (u8 always), else the 128-bit path.
 #[inline(always)]
 fn slide_mean_variance<T: SlideIn>(w: SlideSums<T>, a: &BoxArgs<T>) -> (f64, f64) {
-    let n = a.win_h as u64 * a.win_w as u64;
-    match T::narrow_spread(w.s, w.q, n) {
+    match T::narrow_spread(w.s, w.q, a.samples()) {
         Some(spread) => (w.s.to_f64() * a.inv_n, spread * a.inv_n2),
         None => mean_variance::<T>(
             Sums {
@@ -1763,8 +1761,7 @@ fn fused_outputs<T: SlideIn, S: FromAcc<T::S>, Q: FromAcc<T::SQ>>(
     (inv_n, inv_n2): (f32, f32),
 ) -> (S, Q) {
     if S::SINGLE && Q::SINGLE && matches!(kind, BoxKind::MeanVar | BoxKind::Std) {
-        let n = a.win_h as u64 * a.win_w as u64;
-        if let Some(spread) = T::narrow_spread32(w.s, w.q, n) {
+        if let Some(spread) = T::narrow_spread32(w.s, w.q, a.samples()) {
             let variance = spread as f32 * inv_n2;
             return match kind {
                 BoxKind::MeanVar => (S::from_f32(w.s.to_f32() * inv_n), Q::from_f32(variance)),

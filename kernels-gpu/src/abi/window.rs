@@ -412,6 +412,14 @@ pub struct BoxArgs<T> {
     pub cval: T,
 }
 
+impl<T> BoxArgs<T> {
+    /// Samples per window, `n = h · w`.
+    #[inline(always)]
+    pub const fn samples(&self) -> u64 {
+        self.win_h as u64 * self.win_w as u64
+    }
+}
+
 /// Where a running-sum block keeps its running sums (shared-memory slots of `(S, Q)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunningTile {
