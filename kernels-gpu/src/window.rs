@@ -1760,14 +1760,16 @@ fn fused_outputs<T: SlideIn, S: FromAcc<T::S>, Q: FromAcc<T::SQ>>(
     a: &BoxArgs<T>,
     (inv_n, inv_n2): (f32, f32),
 ) -> (S, Q) {
-    if S::SINGLE && Q::SINGLE && matches!(kind, BoxKind::MeanVar | BoxKind::Std) {
-        if let Some(spread) = T::narrow_spread32(w.s, w.q, a.samples()) {
-            let variance = spread as f32 * inv_n2;
-            return match kind {
-                BoxKind::MeanVar => (S::from_f32(w.s.to_f32() * inv_n), Q::from_f32(variance)),
-                _ => (S::from_f32(core::intrinsics::sqrtf32(variance)), Q::ZERO),
-            };
-        }
+    if S::SINGLE
+        && Q::SINGLE
+        && matches!(kind, BoxKind::MeanVar | BoxKind::Std)
+        && let Some(spread) = T::narrow_spread32(w.s, w.q, a.samples())
+    {
+        let variance = spread as f32 * inv_n2;
+        return match kind {
+            BoxKind::MeanVar => (S::from_f32(w.s.to_f32() * inv_n), Q::from_f32(variance)),
+            _ => (S::from_f32(core::intrinsics::sqrtf32(variance)), Q::ZERO),
+        };
     }
     box_outputs::<_, _, S, Q>(w, kind, |w| slide_mean_variance::<T>(w, a))
 }
