@@ -8,6 +8,8 @@
 //! - [`conv1d`]: the 1D filter ladder (global taps → constant taps → shared tile → register blocked).
 //! - [`probe`]: launch-floor probes (an empty kernel, one block reading 4 KB).
 //! - [`pool`]: 2D max and average pooling (PyTorch semantics) through five input paths.
+//! - [`filter2d`]: 2D morphology (dilate/erode of any rectangle, up to van Herk) and linear
+//!   filters (Gaussian, Sobel, correlation), one ladder.
 //! - [`window`]: sliding-window sums and sums of squares (rows, 2D boxes) up to O(1) running sums.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
@@ -23,6 +25,8 @@ pub mod abi;
 pub mod conv1d;
 #[cfg(target_arch = "nvptx64")]
 pub mod device;
+#[cfg(target_arch = "nvptx64")]
+pub mod filter2d;
 #[cfg(target_arch = "nvptx64")]
 pub mod pool;
 #[cfg(target_arch = "nvptx64")]

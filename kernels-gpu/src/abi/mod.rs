@@ -7,6 +7,7 @@
 
 pub mod border;
 pub mod conv1d;
+pub mod filter2d;
 pub mod pool;
 pub mod probe;
 pub mod reduce;

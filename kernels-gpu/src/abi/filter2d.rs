@@ -1,0 +1,251 @@
+//! Contract of the 2D filter family (morphology and linear filters over the last two axes):
+//! launch arguments, the element rules both sides share (extremes, NaN-propagating max/min), the
+//! tile geometry of the shared-memory rungs and the instance lists that name every kernel.
+
+/// Launch arguments of every 2D filter kernel: `planes` planes of `h × w` (C order), a window of
+/// `kh × kw` whose output `(y, x)` reads rows `y − ay .. y − ay + kh` and columns
+/// `x − ax .. x − ax + kw` of the border-extended plane.
+///
+/// The separable passes read only their axis: the column pass uses `kh`/`ay`, the row pass
+/// `kw`/`ax`. Geometry is 32-bit (the host checks `h, w < 2^30` and the window the same); the
+/// plane index and flat offsets are 64-bit.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Filter2dArgs<T> {
+    pub planes: u64,
+    pub h: u32,
+    pub w: u32,
+    pub kh: u32,
+    pub kw: u32,
+    pub ay: u32,
+    pub ax: u32,
+    /// `BorderMode` code.
+    pub border: u32,
+    /// Rows per thread (row-vector kernel), tile count per plane row (van Herk), or unused.
+    pub strip: u32,
+    /// Byte offset in the constant bank of the first tap (linear filters; taps row-major).
+    pub tap_offset: u32,
+    /// Integer linear filters: the sum is divided by `2^shift`, rounding half up.
+    pub shift: u32,
+    /// 1 when the row-vector kernel may use 16-byte loads (rows of whole vectors, aligned
+    /// buffers); 0: element loads throughout.
+    pub vector_rows: u32,
+    pub _pad: u32,
+    /// The value outside the plane in the constant mode.
+    pub cval: T,
+}
+
+/// An element of the morphology kernels: its extremes (the identity of max and min) and the
+/// NaN-propagating max/min both sides use (numpy's `maximum`/`minimum`: a NaN in the window makes
+/// the result NaN; windows without one are unaffected).
+pub trait MorphValue: Copy + PartialOrd {
+    const LOWEST: Self;
+    const HIGHEST: Self;
+    /// `max(a, b)`, NaN if either is NaN.
+    #[inline(always)]
+    #[allow(clippy::eq_op)]
+    fn max_nan(a: Self, b: Self) -> Self {
+        if b > a || b != b { b } else { a }
+    }
+    /// `min(a, b)`, NaN if either is NaN.
+    #[inline(always)]
+    #[allow(clippy::eq_op)]
+    fn min_nan(a: Self, b: Self) -> Self {
+        if b < a || b != b { b } else { a }
+    }
+}
+
+impl MorphValue for u8 {
+    const LOWEST: u8 = 0;
+    const HIGHEST: u8 = u8::MAX;
+}
+impl MorphValue for u16 {
+    const LOWEST: u16 = 0;
+    const HIGHEST: u16 = u16::MAX;
+}
+impl MorphValue for f32 {
+    const LOWEST: f32 = f32::NEG_INFINITY;
+    const HIGHEST: f32 = f32::INFINITY;
+}
+
+/// Threads per block of every 2D filter kernel.
+pub const BLOCK_THREADS: u32 = 256;
+/// Threads per block of the row-vector kernel (one row of 128 vectors).
+pub const ROW_VECTOR_THREADS: u32 = 128;
+/// Outputs per thread of `MultiPixel` along each axis (a 4 × 4 block).
+pub const MULTI_PIXEL: u32 = 4;
+/// Output tile of `SharedTile` and `ComposedShared`: 64 columns × 32 rows, 256 threads of 2 × 4
+/// outputs.
+pub const TILE_W: u32 = 64;
+pub const TILE_H: u32 = 32;
+
+/// Elements of one staged tile for a `kh × kw` window (the outputs' tile plus the window's halo).
+pub const fn tile_elems(kh: u32, kw: u32) -> u64 {
+    (TILE_H + kh - 1) as u64 * (TILE_W + kw - 1) as u64
+}
+
+/// Dynamic shared memory of `SharedTile` (one staged tile) and `ComposedShared` (two tiles, the
+/// passes ping-pong between them) for elements of `size` bytes.
+pub const fn tile_smem_bytes(kh: u32, kw: u32, size: u32, composed: bool) -> u64 {
+    let one = tile_elems(kh, kw) * size as u64;
+    // 16-byte alignment of the second buffer.
+    if composed { 2 * one.div_ceil(16) * 16 } else { one }
+}
+
+/// Outputs of a van Herk row tile for a window of `k`: the tile plus its `k − 1` halo, twice
+/// (prefix and suffix maxima), must fit `smem` bytes; `None` when not even one output per
+/// thread fits (the window is too long for the rung).
+pub const fn van_herk_row_tile(k: u32, size: u32, smem: u32) -> Option<u32> {
+    let elems = smem / (2 * size);
+    if elems < k - 1 + BLOCK_THREADS {
+        return None;
+    }
+    let t = elems - (k - 1);
+    Some(t - t % BLOCK_THREADS)
+}
+
+/// Columns of a van Herk column tile (one warp wide); its rows follow from the window like the
+/// row tile's outputs.
+pub const VAN_HERK_COLS: u32 = 32;
+
+/// Rows of a van Herk column tile of `VAN_HERK_COLS` columns for a window of `k` (see
+/// [`van_herk_row_tile`]).
+pub const fn van_herk_col_tile(k: u32, size: u32, smem: u32) -> Option<u32> {
+    let rows = smem / (2 * size * VAN_HERK_COLS);
+    let groups = BLOCK_THREADS / VAN_HERK_COLS;
+    if rows < k - 1 + groups {
+        return None;
+    }
+    let t = rows - (k - 1);
+    Some(t - t % groups)
+}
+
+/// Shared memory the van Herk kernels are sized for (below the 48 KiB every launch may use).
+pub const VAN_HERK_SMEM: u32 = 32 * 1024;
+
+/// Symbol of morphology kernel `$k` of instance `$inst`.
+#[macro_export]
+macro_rules! morph_kernel_name {
+    ($inst:ident, $k:literal) => {
+        concat!($crate::kernel_prefix!(), "morph_", stringify!($inst), "_", $k)
+    };
+}
+
+/// Symbol of linear-filter kernel `$k` of instance `$inst`.
+#[macro_export]
+macro_rules! linear_kernel_name {
+    ($inst:ident, $k:literal) => {
+        concat!($crate::kernel_prefix!(), "linear_", stringify!($inst), "_", $k)
+    };
+}
+
+/// The morphology kernels of one instance, in the host's `MorphKernel` order.
+#[macro_export]
+macro_rules! morph_kernel_names {
+    ($inst:ident) => {
+        [
+            $crate::morph_kernel_name!($inst, "one_pixel"),
+            $crate::morph_kernel_name!($inst, "multi_pixel"),
+            $crate::morph_kernel_name!($inst, "shared_tile"),
+            $crate::morph_kernel_name!($inst, "composed_shared"),
+            $crate::morph_kernel_name!($inst, "pass_cols"),
+            $crate::morph_kernel_name!($inst, "pass_rows"),
+            $crate::morph_kernel_name!($inst, "van_herk_cols"),
+            $crate::morph_kernel_name!($inst, "van_herk_rows"),
+            $crate::morph_kernel_name!($inst, "row_vector3"),
+            $crate::morph_kernel_name!($inst, "row_vector5"),
+        ]
+    };
+}
+
+/// Every morphology instance: `name => element, fold, row-vector lanes (16 bytes of elements)`.
+#[macro_export]
+macro_rules! for_each_morph_instance {
+    ($m:ident) => {
+        $m! {
+            max_u8 => u8, Max, 16;
+            min_u8 => u8, Min, 16;
+            max_u16 => u16, Max, 8;
+            min_u16 => u16, Min, 8;
+            max_f32 => f32, Max, 4;
+            min_f32 => f32, Min, 4;
+        }
+    };
+}
+
+/// The 2D-taps kernels of a linear instance (correlation with a `kh × kw` kernel from the
+/// constant bank), in the host's order: one pixel, multi pixel, shared tile.
+#[macro_export]
+macro_rules! linear_kernel_names {
+    ($inst:ident) => {
+        [
+            $crate::linear_kernel_name!($inst, "one_pixel"),
+            $crate::linear_kernel_name!($inst, "multi_pixel"),
+            $crate::linear_kernel_name!($inst, "shared_tile"),
+        ]
+    };
+}
+
+/// Linear instances with 2D taps: `name => input, output, tap type, accumulator`.
+/// Integer instances take `i32` taps, sum exactly in `i32` and divide by `2^shift` rounding half
+/// up, saturating to the output; `f32` sums with FMA in `f32`.
+#[macro_export]
+macro_rules! for_each_linear_instance {
+    ($m:ident) => {
+        $m! {
+            u8_u8 => u8, u8, IntTaps;
+            u8_i16 => u8, i16, IntTaps;
+            u16_u16 => u16, u16, IntTaps;
+            f32_f32 => f32, f32, FloatTaps;
+        }
+    };
+}
+
+/// Separable (1D-pass) linear instances: `name => input, output, accumulator`. Passes run along
+/// columns, then rows (scipy's axis order); integer images accumulate in f64 and truncate toward
+/// zero after each pass, as scipy.ndimage's `correlate1d` into an integer output does.
+#[macro_export]
+macro_rules! for_each_pass_instance {
+    ($m:ident) => {
+        $m! {
+            sep_u8 => u8, f64;
+            sep_u16 => u16, f64;
+            sep_f32 => f32, f32;
+        }
+    };
+}
+
+/// Symbols of a pass instance: column pass, row pass.
+#[macro_export]
+macro_rules! pass_kernel_names {
+    ($inst:ident) => {
+        [
+            $crate::linear_kernel_name!($inst, "cols"),
+            $crate::linear_kernel_name!($inst, "rows"),
+        ]
+    };
+}
+
+/// The fixed 3 × 3 filters of the row-vector kernel: `name => input, output, op`.
+#[macro_export]
+macro_rules! for_each_fixed3_instance {
+    ($m:ident) => {
+        $m! {
+            gauss_u8 => u8, u8, Gauss121, 16;
+            gauss_u16 => u16, u16, Gauss121, 8;
+            gauss_f32 => f32, f32, Gauss121, 4;
+            sobel0_u8 => u8, i16, Sobel0, 16;
+            sobel1_u8 => u8, i16, Sobel1, 16;
+            sobel0_f32 => f32, f32, Sobel0, 4;
+            sobel1_f32 => f32, f32, Sobel1, 4;
+        }
+    };
+}
+
+/// Symbol of a fixed 3 × 3 row-vector kernel.
+#[macro_export]
+macro_rules! fixed3_kernel_name {
+    ($inst:ident) => {
+        concat!($crate::kernel_prefix!(), "fixed3_", stringify!($inst))
+    };
+}

@@ -1,0 +1,1087 @@
+//! 2D filters over the last two axes: morphology (max/min of a `kh × kw` rectangle) and linear
+//! filters (correlation with taps in the constant bank), one ladder shared by both.
+//!
+//! Every rung is generic over a [`Fold`] (what the window computes) and reads the plane through
+//! [`Plane`] (border-extended samples, 32-bit row/column arithmetic):
+//!
+//! - `one_pixel`: one output per thread, every window sample loaded from global memory
+//!   (`ld.global.nc`; L1 serves the overlap of neighbouring windows). Bottleneck: `kh · kw` load
+//!   instructions and border mappings per output.
+//! - `multi_pixel`: a 4 × 4 block of outputs per thread (lanes on neighbouring columns, so every
+//!   load instruction is coalesced); the row and column mappings are shared by the block's
+//!   outputs. Bottleneck: still one load per output per tap.
+//! - `shared_tile`: the block stages its 64 × 32 output tile plus the window's halo in shared
+//!   memory once (each sample read from global memory once per block), then every thread folds
+//!   its 2 × 4 outputs from shared memory. Bottleneck: `kh · kw` shared loads per output.
+//! - `composed_shared` (max/min, odd squares): the tile is staged once and a `k × k` window is
+//!   `(k − 1) / 2` passes of 3 × 3 through two shared buffers (the tutorial's 5 × 5 = two 3 × 3).
+//! - `pass_cols` / `pass_rows`: separable 1D passes through a scratch image, columns then rows
+//!   (scipy's axis order); `van_herk_cols` / `van_herk_rows`: the same passes in O(1) per output
+//!   for max/min (van Herk/Gil-Werman: per block of `k` samples a prefix and a suffix scan in
+//!   shared memory, each window the max of one suffix and one prefix).
+//! - `row_vector`: 16 bytes of a row per thread (one `ld.global.nc.v4` per row), the
+//!   neighbours' halo samples from the adjacent lanes by `shfl.sync`, the filter applied
+//!   separably in registers (a horizontal 1D filter per row, a ring of the last `K` rows' results
+//!   for the vertical one) while the thread walks down a strip of rows, outputs stored as 16-byte
+//!   vectors. Compile-time `K` (3 × 3, 5 × 5).
+
+use core::marker::PhantomData;
+
+use crate::abi::border::{BorderMode, border_index_i32};
+use crate::abi::filter2d::*;
+use crate::device::*;
+
+type Args<T> = Filter2dArgs<T>;
+
+// ---------------------------------------------------------------------------------------------
+// Elements and the plane
+// ---------------------------------------------------------------------------------------------
+
+/// An image element the kernels load (read-only path) and store, and its place in a 16-byte
+/// vector of four words.
+pub trait Pixel: Copy {
+    const SIZE: usize;
+    /// Loads through the read-only data path.
+    ///
+    /// # Safety
+    /// `p` points to a readable element not written during the kernel.
+    unsafe fn load(p: *const Self) -> Self;
+    /// The element's bits, zero-extended.
+    fn bits(self) -> u32;
+    /// Element `i` of a 16-byte vector.
+    #[inline(always)]
+    fn lane(words: &[u32; 4], i: usize) -> Self {
+        let per = 4 / Self::SIZE;
+        Self::from_bits(words[i / per] >> (8 * Self::SIZE * (i % per)))
+    }
+    /// The element from the low bits of `b`.
+    fn from_bits(b: u32) -> Self;
+}
+
+macro_rules! pixel {
+    ($($t:ty, $size:literal, $load:expr, $from:expr, $bits:expr;)*) => {$(
+        impl Pixel for $t {
+            const SIZE: usize = $size;
+            #[inline(always)]
+            unsafe fn load(p: *const $t) -> $t {
+                $load(p)
+            }
+            #[inline(always)]
+            fn bits(self) -> u32 {
+                $bits(self)
+            }
+            #[inline(always)]
+            fn from_bits(b: u32) -> $t {
+                $from(b)
+            }
+        }
+    )*};
+}
+
+pixel! {
+    u8, 1, |p: *const u8| crate::load_nc!(p, u8), |b: u32| b as u8, |v: u8| v as u32;
+    u16, 2, |p: *const u16| crate::load_nc!(p, u16), |b: u32| b as u16, |v: u16| v as u32;
+    i16, 2, |p: *const i16| crate::load_nc!(p as *const u16, u16) as i16, |b: u32| b as i16, |v: i16| v as u16 as u32;
+    f32, 4, |p: *const f32| f32::from_bits(crate::load_nc!(p as *const u32, u32)), f32::from_bits, f32::to_bits;
+}
+
+/// One plane of `h × w` samples and how it extends past its edges.
+#[derive(Clone, Copy)]
+pub struct Plane<T> {
+    pub base: *const T,
+    pub h: i32,
+    pub w: i32,
+    pub mode: BorderMode,
+    pub cval: T,
+}
+
+impl<T: Pixel> Plane<T> {
+    /// Plane `p` of the launch's input.
+    #[inline(always)]
+    fn of(x: *const T, p: u64, a: &Args<T>) -> Plane<T> {
+        Plane {
+            // SAFETY (of the add): the host launches only planes < a.planes of x.
+            base: unsafe { x.add((p * a.h as u64 * a.w as u64) as usize) },
+            h: a.h as i32,
+            w: a.w as i32,
+            mode: BorderMode::from_code(a.border),
+            cval: a.cval,
+        }
+    }
+
+    /// Start of the row at position `r` (any integer), `None` for a constant row.
+    #[inline(always)]
+    fn row(&self, r: i32) -> Option<*const T> {
+        // SAFETY: border_index_i32 returns a row below h.
+        border_index_i32(r, self.h, self.mode).map(|rr| unsafe { self.base.add(rr as usize * self.w as usize) })
+    }
+
+    /// Column index standing at position `c`, `None` for the constant.
+    #[inline(always)]
+    fn col(&self, c: i32) -> Option<i32> {
+        border_index_i32(c, self.w, self.mode)
+    }
+
+    /// The sample at column position `c` of `row` (a `row(..)` result).
+    ///
+    /// # Safety
+    /// `row` came from `self.row`.
+    #[inline(always)]
+    unsafe fn at(&self, row: Option<*const T>, c: i32) -> T {
+        match (row, self.col(c)) {
+            // SAFETY: the row holds w samples and the column is below w.
+            (Some(p), Some(j)) => unsafe { T::load(p.add(j as usize)) },
+            _ => self.cval,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a window computes
+// ---------------------------------------------------------------------------------------------
+
+/// A window reduction: `finish(take(… take(start(), x₀, 0) …, x_{n−1}, n − 1))`, the samples in
+/// row-major window order and `tap` their row-major index (correlations read their taps with it;
+/// max/min ignore it).
+pub trait Fold {
+    type In: Pixel;
+    type Acc: Copy;
+    type Out: Pixel;
+    fn start() -> Self::Acc;
+    fn take(acc: Self::Acc, x: Self::In, tap: u32, a: &Args<Self::In>) -> Self::Acc;
+    fn finish(acc: Self::Acc, a: &Args<Self::In>) -> Self::Out;
+}
+
+/// Maximum of the window (grey dilation); NaN-propagating.
+pub struct Max<T>(PhantomData<T>);
+/// Minimum of the window (grey erosion); NaN-propagating.
+pub struct Min<T>(PhantomData<T>);
+
+/// Max or min: the folds of the morphology-only rungs (composed passes, van Herk), whose
+/// accumulator is a sample.
+pub trait Extremum {
+    type T: Pixel + MorphValue;
+    /// The identity (`LOWEST` for max).
+    const START: Self::T;
+    fn op(a: Self::T, b: Self::T) -> Self::T;
+}
+
+impl<T: Pixel + MorphValue> Extremum for Max<T> {
+    type T = T;
+    const START: T = T::LOWEST;
+    #[inline(always)]
+    fn op(a: T, b: T) -> T {
+        T::max_nan(a, b)
+    }
+}
+
+impl<T: Pixel + MorphValue> Extremum for Min<T> {
+    type T = T;
+    const START: T = T::HIGHEST;
+    #[inline(always)]
+    fn op(a: T, b: T) -> T {
+        T::min_nan(a, b)
+    }
+}
+
+macro_rules! extremum_fold {
+    ($($e:ident),*) => {$(
+        impl<T: Pixel + MorphValue> Fold for $e<T> {
+            type In = T;
+            type Acc = T;
+            type Out = T;
+            #[inline(always)]
+            fn start() -> T {
+                <Self as Extremum>::START
+            }
+            #[inline(always)]
+            fn take(acc: T, x: T, _: u32, _: &Args<T>) -> T {
+                <Self as Extremum>::op(acc, x)
+            }
+            #[inline(always)]
+            fn finish(acc: T, _: &Args<T>) -> T {
+                acc
+            }
+        }
+    )*};
+}
+extremum_fold!(Max, Min);
+
+/// An integer result saturated into an output type.
+pub trait FromI32: Pixel {
+    fn saturate(v: i32) -> Self;
+}
+impl FromI32 for u8 {
+    #[inline(always)]
+    fn saturate(v: i32) -> u8 {
+        v.clamp(0, u8::MAX as i32) as u8
+    }
+}
+impl FromI32 for u16 {
+    #[inline(always)]
+    fn saturate(v: i32) -> u16 {
+        v.clamp(0, u16::MAX as i32) as u16
+    }
+}
+impl FromI32 for i16 {
+    #[inline(always)]
+    fn saturate(v: i32) -> i16 {
+        v.clamp(i16::MIN as i32, i16::MAX as i32) as i16
+    }
+}
+
+/// Integer correlation: `i32` taps from the bank, an exact `i32` sum (the host bounds
+/// `Σ|t| · max x` below 2^31), divided by `2^shift` rounding half up, saturated to `O`.
+pub struct IntTaps<I, O>(PhantomData<(I, O)>);
+
+impl<I: Pixel, O: FromI32> Fold for IntTaps<I, O> {
+    type In = I;
+    type Acc = i32;
+    type Out = O;
+    #[inline(always)]
+    fn start() -> i32 {
+        0
+    }
+    #[inline(always)]
+    fn take(acc: i32, x: I, tap: u32, a: &Args<I>) -> i32 {
+        let t = bank_u32(a.tap_offset as u64 + 4 * tap as u64) as i32;
+        acc.wrapping_add(t.wrapping_mul(x.bits() as i32))
+    }
+    #[inline(always)]
+    fn finish(acc: i32, a: &Args<I>) -> O {
+        O::saturate(round_shift(acc, a.shift))
+    }
+}
+
+/// `v / 2^shift` rounded half up (an arithmetic shift floors).
+#[inline(always)]
+fn round_shift(v: i32, shift: u32) -> i32 {
+    if shift == 0 { v } else { v.wrapping_add(1 << (shift - 1)) >> shift }
+}
+
+/// `f32` correlation: `f32` taps from the bank, an FMA sum in window order.
+pub struct FloatTaps<I, O>(PhantomData<(I, O)>);
+
+impl Fold for FloatTaps<f32, f32> {
+    type In = f32;
+    type Acc = f32;
+    type Out = f32;
+    #[inline(always)]
+    fn start() -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    fn take(acc: f32, x: f32, tap: u32, a: &Args<f32>) -> f32 {
+        let t = f32::from_bits(bank_u32(a.tap_offset as u64 + 4 * tap as u64));
+        core::intrinsics::fmaf32(t, x, acc)
+    }
+    #[inline(always)]
+    fn finish(acc: f32, _: &Args<f32>) -> f32 {
+        acc
+    }
+}
+
+/// A 1D pass of a separable correlation: `f64` taps for integer images (summed in `f64`, then
+/// truncated toward zero and saturated, as scipy's `correlate1d` into an integer array), `f32`
+/// taps and an FMA sum for `f32`.
+pub struct PassTaps<T>(PhantomData<T>);
+
+macro_rules! pass_taps_int {
+    ($($t:ty),*) => {$(
+        impl Fold for PassTaps<$t> {
+            type In = $t;
+            type Acc = f64;
+            type Out = $t;
+            #[inline(always)]
+            fn start() -> f64 {
+                0.0
+            }
+            #[inline(always)]
+            fn take(acc: f64, x: $t, tap: u32, a: &Args<$t>) -> f64 {
+                let t = f64::from_bits(bank_u64(a.tap_offset as u64 + 8 * tap as u64));
+                core::intrinsics::fmaf64(t, x as f64, acc)
+            }
+            #[inline(always)]
+            fn finish(acc: f64, _: &Args<$t>) -> $t {
+                acc as $t
+            }
+        }
+    )*};
+}
+pass_taps_int!(u8, u16);
+
+impl Fold for PassTaps<f32> {
+    type In = f32;
+    type Acc = f32;
+    type Out = f32;
+    #[inline(always)]
+    fn start() -> f32 {
+        0.0
+    }
+    #[inline(always)]
+    fn take(acc: f32, x: f32, tap: u32, a: &Args<f32>) -> f32 {
+        FloatTaps::<f32, f32>::take(acc, x, tap, a)
+    }
+    #[inline(always)]
+    fn finish(acc: f32, _: &Args<f32>) -> f32 {
+        acc
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block geometry
+// ---------------------------------------------------------------------------------------------
+
+/// The block's place in a grid of `ceil(w / bw) × ceil(h / bh) × planes` tiles (a 1D grid; the
+/// decomposition is block-uniform): `(plane, first row, first column)`.
+#[inline(always)]
+fn tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> (u64, i32, i32) {
+    let gx = a.w.div_ceil(bw);
+    let gy = a.h.div_ceil(bh);
+    let b = block_idx();
+    let (bx, rest) = (b % gx, b / gx);
+    let (by, plane) = (rest % gy, rest / gy);
+    (plane as u64, (by * bh) as i32, (bx * bw) as i32)
+}
+
+/// Flat index of `(row, col)` of plane `p`.
+#[inline(always)]
+fn flat<T>(a: &Args<T>, p: u64, r: i32, c: i32) -> usize {
+    ((p * a.h as u64 + r as u64) * a.w as u64 + c as u64) as usize
+}
+
+// ---------------------------------------------------------------------------------------------
+// OnePixel, MultiPixel
+// ---------------------------------------------------------------------------------------------
+
+/// One output per thread; blocks of 32 × 8 outputs.
+pub unsafe fn one_pixel<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
+    let (p, r0, c0) = tile_origin(a, 32, 8);
+    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    if r >= a.h as i32 || c >= a.w as i32 {
+        return;
+    }
+    let plane = Plane::of(x, p, a);
+    let mut acc = F::start();
+    let mut tap = 0;
+    for i in 0..a.kh as i32 {
+        let row = plane.row(r + i - a.ay as i32);
+        for j in 0..a.kw as i32 {
+            // SAFETY: row from plane.row.
+            acc = F::take(acc, unsafe { plane.at(row, c + j - a.ax as i32) }, tap, a);
+            tap += 1;
+        }
+    }
+    // SAFETY: (r, c) is inside the plane; y holds the launch's planes.
+    unsafe { y.add(flat(a, p, r, c)).write(F::finish(acc, a)) }
+}
+
+/// A 4 × 4 block of outputs per thread: outputs `(r0 + ty + 8m, c0 + tx + 32n)`, so each load
+/// instruction of a warp reads 32 neighbouring columns. Blocks of 128 × 32 outputs.
+pub unsafe fn multi_pixel<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
+    const M: usize = MULTI_PIXEL as usize;
+    let (p, r0, c0) = tile_origin(a, 32 * MULTI_PIXEL, 8 * MULTI_PIXEL);
+    let (r0, c0) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    let plane = Plane::of(x, p, a);
+    let mut acc = [[F::start(); M]; M];
+    let mut tap = 0;
+    for i in 0..a.kh as i32 {
+        let mut rows = [None; M];
+        crate::unroll!(M, |m| {
+            rows[m] = plane.row(r0 + 8 * m as i32 + i - a.ay as i32);
+        });
+        for j in 0..a.kw as i32 {
+            crate::unroll!(M, |n| {
+                let c = c0 + 32 * n as i32 + j - a.ax as i32;
+                crate::unroll!(M, |m| {
+                    // SAFETY: rows from plane.row.
+                    acc[m][n] = F::take(acc[m][n], unsafe { plane.at(rows[m], c) }, tap, a);
+                });
+            });
+            tap += 1;
+        }
+    }
+    crate::unroll!(M, |m| {
+        crate::unroll!(M, |n| {
+            let (r, c) = (r0 + 8 * m as i32, c0 + 32 * n as i32);
+            if r < a.h as i32 && c < a.w as i32 {
+                // SAFETY: inside the plane.
+                unsafe { y.add(flat(a, p, r, c)).write(F::finish(acc[m][n], a)) }
+            }
+        });
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// SharedTile, ComposedShared
+// ---------------------------------------------------------------------------------------------
+
+/// Stages the extended plane's samples `[r0 − ay, r0 − ay + th) × [c0 − ax, c0 − ax + tw)` into
+/// `tile` (row-major, `tw` per row): warps on rows, lanes on columns (coalesced).
+#[inline(always)]
+unsafe fn stage_tile<T: Pixel>(plane: &Plane<T>, tile: *mut T, top: i32, left: i32, th: u32, tw: u32) {
+    let (tx, ty) = (thread_idx() & 31, thread_idx() >> 5);
+    let mut tr = ty;
+    while tr < th {
+        let row = plane.row(top + tr as i32);
+        let mut tc = tx;
+        while tc < tw {
+            // SAFETY: tile holds th · tw elements; row from plane.row.
+            unsafe { tile.add((tr * tw + tc) as usize).write(plane.at(row, left + tc as i32)) };
+            tc += 32;
+        }
+        tr += BLOCK_THREADS / 32;
+    }
+}
+
+/// Thread `(tx, ty)`'s outputs of a 64 × 32 tile: `(ty + 8m, tx + 32n)`, `m < 4`, `n < 2`.
+const TILE_M: usize = (TILE_H / 8) as usize;
+const TILE_N: usize = (TILE_W / 32) as usize;
+
+/// Writes the tile's outputs that lie inside the plane: `$value` with `$m`, `$n` (the thread's
+/// output indices, constants after unrolling) and `$tr`, `$tc` (tile row and column) bound.
+macro_rules! write_tile {
+    ($a:expr, $y:expr, $p:expr, $r0:expr, $c0:expr, |$m:ident, $n:ident, $tr:ident, $tc:ident| $value:expr) => {{
+        let (tx, ty) = (thread_idx() & 31, thread_idx() >> 5);
+        crate::unroll!(TILE_M, |$m| {
+            crate::unroll!(TILE_N, |$n| {
+                let ($tr, $tc) = (ty + 8 * $m as u32, tx + 32 * $n as u32);
+                let (r, c) = ($r0 + $tr as i32, $c0 + $tc as i32);
+                if r < $a.h as i32 && c < $a.w as i32 {
+                    // SAFETY: inside the plane; y holds the launch's planes.
+                    unsafe { $y.add(flat($a, $p, r, c)).write($value) }
+                }
+            });
+        });
+    }};
+}
+
+/// The block's 64 × 32 outputs from a staged tile (dynamic shared memory: `tile_smem_bytes`).
+pub unsafe fn shared_tile<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
+    let (p, r0, c0) = tile_origin(a, TILE_W, TILE_H);
+    let plane = Plane::of(x, p, a);
+    // SAFETY: the launch provides tile_smem_bytes(kh, kw, size, false).
+    let tile = unsafe { dynamic_shared::<F::In>() };
+    let tw = TILE_W + a.kw - 1;
+    // SAFETY: staged before the barrier every thread reaches.
+    unsafe {
+        stage_tile(&plane, tile, r0 - a.ay as i32, c0 - a.ax as i32, TILE_H + a.kh - 1, tw);
+        sync_threads();
+    }
+    let (tx, ty) = (thread_idx() & 31, thread_idx() >> 5);
+    let mut acc = [[F::start(); TILE_N]; TILE_M];
+    let mut tap = 0;
+    for i in 0..a.kh {
+        for j in 0..a.kw {
+            crate::unroll!(TILE_M, |m| {
+                crate::unroll!(TILE_N, |n| {
+                    let e = (ty + 8 * m as u32 + i) * tw + tx + 32 * n as u32 + j;
+                    // SAFETY: inside the staged tile.
+                    acc[m][n] = F::take(acc[m][n], unsafe { *tile.add(e as usize) }, tap, a);
+                });
+            });
+            tap += 1;
+        }
+    }
+    write_tile!(a, y, p, r0, c0, |m, n, _tr, _tc| F::finish(acc[m][n], a));
+}
+
+/// A max/min of an odd square `k = 2h + 1` as `h` passes of 3 × 3 over the staged tile, through
+/// two shared buffers (`tile_smem_bytes(k, k, size, true)`). Pass `s` computes the tile rows and
+/// columns `[s, extent − s)` from pass `s − 1`'s, so after `h` passes the output tile is exact.
+pub unsafe fn composed_shared<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
+    let (p, r0, c0) = tile_origin(a, TILE_W, TILE_H);
+    let plane = Plane::of(x, p, a);
+    let half = a.kh / 2;
+    let (th, tw) = (TILE_H + a.kh - 1, TILE_W + a.kw - 1);
+    // SAFETY: the launch provides two tiles (tile_smem_bytes(.., true)).
+    let first = unsafe { dynamic_shared::<E::T>() };
+    let second = unsafe { first.byte_add(tile_smem_bytes(a.kh, a.kw, E::T::SIZE as u32, true) as usize / 2) };
+    // SAFETY: staged before the barrier.
+    unsafe {
+        stage_tile(&plane, first, r0 - a.ay as i32, c0 - a.ax as i32, th, tw);
+        sync_threads();
+    }
+    let (tx, ty) = (thread_idx() & 31, thread_idx() >> 5);
+    let (mut src, mut dst) = (first, second);
+    for s in 1..=half {
+        let mut tr = s + ty;
+        while tr < th - s {
+            let mut tc = s + tx;
+            while tc < tw - s {
+                let mut acc = E::START;
+                crate::unroll!(3, |i| {
+                    crate::unroll!(3, |j| {
+                        let e = (tr + i as u32 - 1) * tw + tc + j as u32 - 1;
+                        // SAFETY: rows and columns [s − 1, extent − s + 1) hold pass s − 1.
+                        acc = E::op(acc, unsafe { *src.add(e as usize) });
+                    });
+                });
+                // SAFETY: inside the tile.
+                unsafe { dst.add((tr * tw + tc) as usize).write(acc) };
+                tc += 32;
+            }
+            tr += BLOCK_THREADS / 32;
+        }
+        // SAFETY: every thread runs the same passes.
+        unsafe { sync_threads() };
+        (src, dst) = (dst, src);
+    }
+    // SAFETY (of the read): src holds the last pass.
+    write_tile!(a, y, p, r0, c0, |_m, _n, tr, tc| *src.add(((tr + half) * tw + tc + half) as usize));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Separable passes
+// ---------------------------------------------------------------------------------------------
+
+/// Column pass: output `(r, c)` folds `kh` samples of column `c` from row `r − ay`. One output per
+/// thread, lanes on neighbouring columns.
+pub unsafe fn pass_cols<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
+    let (p, r0, c0) = tile_origin(a, 32, 8);
+    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    if r >= a.h as i32 || c >= a.w as i32 {
+        return;
+    }
+    let plane = Plane::of(x, p, a);
+    let mut acc = F::start();
+    for i in 0..a.kh {
+        let row = plane.row(r + i as i32 - a.ay as i32);
+        let v = match row {
+            // SAFETY: c < w.
+            Some(q) => unsafe { F::In::load(q.add(c as usize)) },
+            None => plane.cval,
+        };
+        acc = F::take(acc, v, i, a);
+    }
+    // SAFETY: inside the plane.
+    unsafe { y.add(flat(a, p, r, c)).write(F::finish(acc, a)) }
+}
+
+/// Row pass: output `(r, c)` folds `kw` samples of row `r` from column `c − ax`.
+pub unsafe fn pass_rows<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
+    let (p, r0, c0) = tile_origin(a, 32, 8);
+    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    if r >= a.h as i32 || c >= a.w as i32 {
+        return;
+    }
+    let plane = Plane::of(x, p, a);
+    let row = plane.row(r);
+    let mut acc = F::start();
+    for j in 0..a.kw {
+        // SAFETY: row from plane.row.
+        acc = F::take(acc, unsafe { plane.at(row, c + j as i32 - a.ax as i32) }, j, a);
+    }
+    // SAFETY: inside the plane.
+    unsafe { y.add(flat(a, p, r, c)).write(F::finish(acc, a)) }
+}
+
+/// Prefix and suffix scans of van Herk blocks of `k` samples: `line[e]` (element `e` at
+/// `line[e · stride]`, `len` elements) becomes the fold of its block's samples up to `e`, and
+/// `suffix[e · stride]` the fold from `e` to its block's end. Block `b` is scanned by thread
+/// `first + b · step`'s loop.
+#[inline(always)]
+unsafe fn van_herk_scan<E: Extremum>(line: *mut E::T, suffix: *mut E::T, len: u32, stride: u32, k: u32, first: u32, step: u32) {
+    let mut b = first;
+    while b * k < len {
+        let (start, end) = (b * k, ((b + 1) * k).min(len));
+        let mut m = E::START;
+        let mut e = end;
+        while e > start {
+            e -= 1;
+            // SAFETY: e < len.
+            unsafe {
+                m = E::op(m, *line.add((e * stride) as usize));
+                suffix.add((e * stride) as usize).write(m);
+            }
+        }
+        m = E::START;
+        while e < end {
+            // SAFETY: as above; the prefix overwrites the sample it has just read.
+            unsafe {
+                let q = line.add((e * stride) as usize);
+                m = E::op(m, *q);
+                q.write(m);
+            }
+            e += 1;
+        }
+        b += step;
+    }
+}
+
+/// Row pass in O(1) per output: a block stages `a.strip` outputs' samples of one row (plus the
+/// `kw − 1` halo), scans van Herk blocks of `kw`, then output `o` is
+/// `suffix[o] ⊕ prefix[o + kw − 1]`. Shared memory: `VAN_HERK_SMEM`.
+pub unsafe fn van_herk_rows<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
+    let tile = a.strip;
+    let tiles = a.w.div_ceil(tile);
+    let (b, tid) = (block_idx(), thread_idx());
+    let (t, row_all) = (b % tiles, b / tiles);
+    let (p, r) = ((row_all / a.h) as u64, (row_all % a.h) as i32);
+    let c0 = (t * tile) as i32;
+    let plane = Plane::of(x, p, a);
+    let len = tile + a.kw - 1;
+    // SAFETY: the launch provides VAN_HERK_SMEM ≥ 2 · len elements (van_herk_row_tile).
+    let line = unsafe { dynamic_shared::<E::T>() };
+    let suffix = unsafe { line.add(len as usize) };
+    let row = plane.row(r);
+    let mut e = tid;
+    while e < len {
+        // SAFETY: e < len; row from plane.row.
+        unsafe { line.add(e as usize).write(plane.at(row, c0 - a.ax as i32 + e as i32)) };
+        e += BLOCK_THREADS;
+    }
+    // SAFETY: barriers reached by every thread; scans stay inside the line.
+    unsafe {
+        sync_threads();
+        van_herk_scan::<E>(line, suffix, len, 1, a.kw, tid, BLOCK_THREADS);
+        sync_threads();
+    }
+    let mut o = tid;
+    while o < tile && c0 + (o as i32) < a.w as i32 {
+        // SAFETY: o + kw − 1 < len; inside the plane.
+        unsafe {
+            let v = E::op(*suffix.add(o as usize), *line.add((o + a.kw - 1) as usize));
+            y.add(flat(a, p, r, c0 + o as i32)).write(v);
+        }
+        o += BLOCK_THREADS;
+    }
+}
+
+/// Column pass in O(1) per output: a block owns `VAN_HERK_COLS` columns and `a.strip` output
+/// rows; lanes on columns, the block's 8 warps on van Herk blocks of `kh` rows.
+pub unsafe fn van_herk_cols<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
+    const COLS: u32 = VAN_HERK_COLS;
+    const GROUPS: u32 = BLOCK_THREADS / COLS;
+    let (p, r0, c0) = tile_origin(a, COLS, a.strip);
+    let plane = Plane::of(x, p, a);
+    let len = a.strip + a.kh - 1;
+    let (lane, g) = (thread_idx() % COLS, thread_idx() / COLS);
+    let c = c0 + lane as i32;
+    // SAFETY: the launch provides VAN_HERK_SMEM ≥ 2 · len · COLS elements (van_herk_col_tile).
+    let line = unsafe { dynamic_shared::<E::T>() };
+    let suffix = unsafe { line.add((len * COLS) as usize) };
+    let col = plane.col(c.min(a.w as i32 - 1));
+    let mut e = g;
+    while e < len {
+        let v = match (plane.row(r0 - a.ay as i32 + e as i32), col) {
+            // SAFETY: the column is below w.
+            (Some(q), Some(j)) => unsafe { E::T::load(q.add(j as usize)) },
+            _ => plane.cval,
+        };
+        // SAFETY: inside the staged columns.
+        unsafe { line.add((e * COLS + lane) as usize).write(v) };
+        e += GROUPS;
+    }
+    // SAFETY: as van_herk_rows.
+    unsafe {
+        sync_threads();
+        van_herk_scan::<E>(line.add(lane as usize), suffix.add(lane as usize), len, COLS, a.kh, g, GROUPS);
+        sync_threads();
+    }
+    if c >= a.w as i32 {
+        return;
+    }
+    let mut o = g;
+    while o < a.strip && r0 + (o as i32) < a.h as i32 {
+        // SAFETY: o + kh − 1 < len; inside the plane.
+        unsafe {
+            let v = E::op(*suffix.add((o * COLS + lane) as usize), *line.add(((o + a.kh - 1) * COLS + lane) as usize));
+            y.add(flat(a, p, r0 + o as i32, c)).write(v);
+        }
+        o += GROUPS;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// RowVector
+// ---------------------------------------------------------------------------------------------
+
+/// A separable `K × K` filter the row-vector kernel applies in registers: a horizontal 1D filter
+/// on each row, then a vertical one on `K` rows of its results.
+pub trait Separable<const K: usize> {
+    type In: Pixel;
+    type Mid: Copy;
+    type Out: Pixel;
+    fn horizontal(w: [Self::In; K]) -> Self::Mid;
+    fn vertical(w: [Self::Mid; K]) -> Self::Out;
+}
+
+impl<T: Pixel + MorphValue, const K: usize> Separable<K> for Max<T> {
+    type In = T;
+    type Mid = T;
+    type Out = T;
+    #[inline(always)]
+    fn horizontal(w: [T; K]) -> T {
+        let mut m = w[0];
+        crate::unroll!(K, |i| {
+            m = T::max_nan(m, w[i]);
+        });
+        m
+    }
+    #[inline(always)]
+    fn vertical(w: [T; K]) -> T {
+        <Self as Separable<K>>::horizontal(w)
+    }
+}
+
+impl<T: Pixel + MorphValue, const K: usize> Separable<K> for Min<T> {
+    type In = T;
+    type Mid = T;
+    type Out = T;
+    #[inline(always)]
+    fn horizontal(w: [T; K]) -> T {
+        let mut m = w[0];
+        crate::unroll!(K, |i| {
+            m = T::min_nan(m, w[i]);
+        });
+        m
+    }
+    #[inline(always)]
+    fn vertical(w: [T; K]) -> T {
+        <Self as Separable<K>>::horizontal(w)
+    }
+}
+
+/// The classic integer Gaussian `[1 2 1]ᵀ[1 2 1] / 16`: exact integer sums, `(Σ + 8) >> 4`
+/// (round half up); `f32`: the same weights, `Σ / 16`.
+pub struct Gauss121<I, O>(PhantomData<(I, O)>);
+/// Sobel along axis 0 (rows: `[-1 0 1]` down the column, `[1 2 1]` along the row), scipy's sign.
+pub struct Sobel0<I, O>(PhantomData<(I, O)>);
+/// Sobel along axis 1 (columns: `[-1 0 1]` along the row, `[1 2 1]` down the column).
+pub struct Sobel1<I, O>(PhantomData<(I, O)>);
+
+/// Arithmetic of the fixed 3 × 3 filters: integers widen to `i32`, `f32` stays.
+pub trait Widen: Pixel {
+    type W: Copy + core::ops::Add<Output = Self::W> + core::ops::Sub<Output = Self::W>;
+    fn widen(self) -> Self::W;
+}
+impl Widen for u8 {
+    type W = i32;
+    #[inline(always)]
+    fn widen(self) -> i32 {
+        self as i32
+    }
+}
+impl Widen for u16 {
+    type W = i32;
+    #[inline(always)]
+    fn widen(self) -> i32 {
+        self as i32
+    }
+}
+impl Widen for f32 {
+    type W = f32;
+    #[inline(always)]
+    fn widen(self) -> f32 {
+        self
+    }
+}
+
+/// The output of a fixed filter from its widened sum (`GAUSS`: the Gaussian's division by 16).
+pub trait Narrow<W>: Pixel {
+    fn narrow(v: W, gauss: bool) -> Self;
+}
+impl<O: FromI32> Narrow<i32> for O {
+    #[inline(always)]
+    fn narrow(v: i32, gauss: bool) -> O {
+        O::saturate(if gauss { round_shift(v, 4) } else { v })
+    }
+}
+impl Narrow<f32> for f32 {
+    #[inline(always)]
+    fn narrow(v: f32, gauss: bool) -> f32 {
+        if gauss { v * (1.0 / 16.0) } else { v }
+    }
+}
+
+#[inline(always)]
+fn smooth<W: Copy + core::ops::Add<Output = W>>(w: [W; 3]) -> W {
+    w[0] + w[1] + w[1] + w[2]
+}
+
+macro_rules! fixed3 {
+    ($($op:ident: $h:ident, $v:ident, $gauss:literal;)*) => {$(
+        impl<I: Widen, O: Narrow<I::W>> Separable<3> for $op<I, O> {
+            type In = I;
+            type Mid = I::W;
+            type Out = O;
+            #[inline(always)]
+            fn horizontal(w: [I; 3]) -> I::W {
+                $h([w[0].widen(), w[1].widen(), w[2].widen()])
+            }
+            #[inline(always)]
+            fn vertical(w: [I::W; 3]) -> O {
+                O::narrow($v(w), $gauss)
+            }
+        }
+    )*};
+}
+
+#[inline(always)]
+fn derive<W: Copy + core::ops::Sub<Output = W>>(w: [W; 3]) -> W {
+    w[2] - w[0]
+}
+
+fixed3! {
+    Gauss121: smooth, smooth, true;
+    Sobel0: smooth, derive, false;
+    Sobel1: derive, smooth, false;
+}
+
+/// Loads row position `r`'s `P` samples at columns `[c0, c0 + P)` and the `K / 2 ≤ 2` halo
+/// samples each side: one 16-byte load, the halo from the neighbouring lanes' vectors by
+/// `shfl.sync` (every lane of the warp must call this), border-mapped element loads at warp and
+/// row edges and when the launch has no vector rows.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+unsafe fn load_row_vector<T: Pixel, const P: usize, const H: usize>(
+    plane: &Plane<T>,
+    r: i32,
+    c0: i32,
+    vector_rows: bool,
+) -> ([T; 2], [T; P], [T; 2]) {
+    let row = plane.row(r);
+    let active = c0 < plane.w;
+    let fast = vector_rows && active && row.is_some();
+    let words = match row {
+        // SAFETY: fast: c0 + P ≤ w (rows of whole vectors), the address is 16-byte aligned.
+        Some(q) if fast => unsafe { load_nc_v4(q.add(c0 as usize) as *const [u32; 4]) },
+        _ => [0; 4],
+    };
+    let prev = [shfl_up_u32(words[2], 1), shfl_up_u32(words[3], 1)];
+    let next = [shfl_down_u32(words[0], 1), shfl_down_u32(words[1], 1)];
+    let lane = lane_idx();
+    let mut mid = [plane.cval; P];
+    crate::unroll!(P, |i| {
+        mid[i] = if fast {
+            T::lane(&words, i)
+        } else {
+            // SAFETY: row from plane.row.
+            unsafe { plane.at(row, c0 + i as i32) }
+        };
+    });
+    let (mut left, mut right) = ([plane.cval; 2], [plane.cval; 2]);
+    let left_shuffled = fast && lane != 0;
+    let right_shuffled = fast && lane != 31 && c0 + (P as i32) < plane.w;
+    crate::unroll!(H, |t| {
+        // Halo sample t: columns c0 − H + t (left) and c0 + P + t (right).
+        left[t] = if left_shuffled {
+            T::lane(&[0, 0, prev[0], prev[1]], P - H + t)
+        } else {
+            // SAFETY: row from plane.row.
+            unsafe { plane.at(row, c0 - H as i32 + t as i32) }
+        };
+        right[t] = if right_shuffled {
+            T::lane(&[next[0], next[1], 0, 0], t)
+        } else {
+            // SAFETY: as above.
+            unsafe { plane.at(row, c0 + P as i32 + t as i32) }
+        };
+    });
+    (left, mid, right)
+}
+
+/// Stores `P` outputs at `dst` (columns `c0 ..` of a row of `w`): 16-byte vectors when the
+/// launch has vector rows and the thread's `P` columns are inside the row, else element stores.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P], c0: i32, w: i32, vector_rows: bool) {
+    if vector_rows && c0 + P as i32 <= w {
+        crate::unroll!(P * O::SIZE / 16, |q| {
+            let mut words = [0u32; 4];
+            crate::unroll!(4, |k| {
+                crate::unroll!(4 / O::SIZE, |e| {
+                    words[k] |= vals[(4 * q + k) * (4 / O::SIZE) + e].bits() << (8 * O::SIZE * e);
+                });
+            });
+            // SAFETY: aligned (vector rows), inside the row.
+            unsafe { store_v4((dst as *mut [u32; 4]).add(q), words) };
+        });
+    } else {
+        crate::unroll!(P, |i| {
+            if c0 + (i as i32) < w {
+                // SAFETY: inside the row.
+                unsafe { dst.add(i).write(vals[i]) };
+            }
+        });
+    }
+}
+
+/// The row-vector kernel: a block of 128 threads owns `128 · P` columns of one strip of `a.strip`
+/// rows; each thread walks down its `P` columns, one vector load per row, applying `S`'s
+/// horizontal filter to the row and its vertical one to the last `K` rows' results (a register
+/// ring). Registers, no shared memory.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
+    x: *const S::In,
+    y: *mut S::Out,
+    a: &Args<S::In>,
+) {
+    const { assert!(K % 2 == 1 && K <= 5) };
+    let h = K / 2;
+    let (p, r_first, c_block) = tile_origin(a, ROW_VECTOR_THREADS * P as u32, a.strip);
+    let c0 = c_block + (thread_idx() * P as u32) as i32;
+    let plane = Plane::of(x, p, a);
+    let vector_rows = a.vector_rows != 0;
+    let r_end = (r_first + a.strip as i32).min(a.h as i32);
+    // The ring's first K − 1 rows are overwritten before any output reads them.
+    let mut ring = [[S::horizontal([plane.cval; K]); P]; K];
+    let mut r = r_first - h as i32;
+    let mut filled = 0;
+    while r < r_end + h as i32 {
+        // SAFETY: every lane of the warp runs the same rows (block-uniform bounds).
+        let (left, mid, right) = unsafe { load_row_vector::<S::In, P, 2>(&plane, r, c0, vector_rows) };
+        crate::unroll!(K - 1, |k| {
+            ring[k] = ring[k + 1];
+        });
+        crate::unroll!(P, |i| {
+            let mut w = [mid[0]; K];
+            crate::unroll!(K, |j| {
+                let col = i as isize + j as isize - h as isize;
+                w[j] = if col < 0 {
+                    left[(col + 2) as usize]
+                } else if col >= P as isize {
+                    right[(col - P as isize) as usize]
+                } else {
+                    mid[col as usize]
+                };
+            });
+            ring[K - 1][i] = S::horizontal(w);
+        });
+        filled += 1;
+        if filled >= K && c0 < a.w as i32 {
+            let mut out = [S::vertical([ring[0][0]; K]); P];
+            crate::unroll!(P, |i| {
+                let mut v = [ring[0][i]; K];
+                crate::unroll!(K, |k| {
+                    v[k] = ring[k][i];
+                });
+                out[i] = S::vertical(v);
+            });
+            // SAFETY: output row r − h is inside the plane.
+            unsafe {
+                store_row_vector(y.add(flat(a, p, r - h as i32, c0)), &out, c0, a.w as i32, vector_rows);
+            }
+        }
+        r += 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+// ---------------------------------------------------------------------------------------------
+
+macro_rules! morph_entries {
+    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {$(
+        pub mod $inst {
+            use super::*;
+            type F = $fold<$t>;
+            type A = Filter2dArgs<$t>;
+
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "one_pixel"))]
+            pub unsafe extern "ptx-kernel" fn one_pixel(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::one_pixel::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "multi_pixel"))]
+            pub unsafe extern "ptx-kernel" fn multi_pixel(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::multi_pixel::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "shared_tile"))]
+            pub unsafe extern "ptx-kernel" fn shared_tile(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::shared_tile::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "composed_shared"))]
+            pub unsafe extern "ptx-kernel" fn composed_shared(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::composed_shared::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "pass_cols"))]
+            pub unsafe extern "ptx-kernel" fn pass_cols(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::pass_cols::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "pass_rows"))]
+            pub unsafe extern "ptx-kernel" fn pass_rows(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::pass_rows::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "van_herk_cols"))]
+            pub unsafe extern "ptx-kernel" fn van_herk_cols(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::van_herk_cols::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "van_herk_rows"))]
+            pub unsafe extern "ptx-kernel" fn van_herk_rows(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::van_herk_rows::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "row_vector3"))]
+            pub unsafe extern "ptx-kernel" fn row_vector3(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::row_vector::<F, $lanes, 3>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "row_vector5"))]
+            pub unsafe extern "ptx-kernel" fn row_vector5(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::row_vector::<F, $lanes, 5>(x, y, &a) }
+            }
+        }
+    )*};
+}
+crate::for_each_morph_instance!(morph_entries);
+
+macro_rules! linear_entries {
+    ($($inst:ident => $i:ty, $o:ty, $fold:ident;)*) => {$(
+        pub mod $inst {
+            use super::*;
+            type F = $fold<$i, $o>;
+            type A = Filter2dArgs<$i>;
+
+            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "one_pixel"))]
+            pub unsafe extern "ptx-kernel" fn one_pixel(x: *const $i, y: *mut $o, a: A) {
+                unsafe { super::one_pixel::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "multi_pixel"))]
+            pub unsafe extern "ptx-kernel" fn multi_pixel(x: *const $i, y: *mut $o, a: A) {
+                unsafe { super::multi_pixel::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "shared_tile"))]
+            pub unsafe extern "ptx-kernel" fn shared_tile(x: *const $i, y: *mut $o, a: A) {
+                unsafe { super::shared_tile::<F>(x, y, &a) }
+            }
+        }
+    )*};
+}
+crate::for_each_linear_instance!(linear_entries);
+
+macro_rules! pass_entries {
+    ($($inst:ident => $t:ty, $acc:ty;)*) => {$(
+        pub mod $inst {
+            use super::*;
+            type F = PassTaps<$t>;
+            type A = Filter2dArgs<$t>;
+
+            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "cols"))]
+            pub unsafe extern "ptx-kernel" fn cols(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::pass_cols::<F>(x, y, &a) }
+            }
+            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "rows"))]
+            pub unsafe extern "ptx-kernel" fn rows(x: *const $t, y: *mut $t, a: A) {
+                unsafe { super::pass_rows::<F>(x, y, &a) }
+            }
+        }
+    )*};
+}
+crate::for_each_pass_instance!(pass_entries);
+
+macro_rules! fixed3_entries {
+    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {$(
+        #[unsafe(export_name = $crate::fixed3_kernel_name!($inst))]
+        pub unsafe extern "ptx-kernel" fn $inst(x: *const $i, y: *mut $o, a: Filter2dArgs<$i>) {
+            unsafe { row_vector::<$op<$i, $o>, $lanes, 3>(x, y, &a) }
+        }
+    )*};
+}
+
+/// The fixed 3 × 3 row-vector kernels (Gaussian, Sobel).
+pub mod fixed3 {
+    use super::*;
+    crate::for_each_fixed3_instance!(fixed3_entries);
+}
