@@ -53,6 +53,7 @@ registry! {
     conv1d: crate::ops::conv1d::Conv1dKernels,
     window: crate::ops::window::WindowKernels,
     pool: crate::ops::pool::PoolKernels,
+    filter2d: crate::ops::filter2d::Filter2dKernels,
     probe: crate::timing::ProbeKernels,
 }
 

@@ -15,6 +15,8 @@
 //! | `scipy.ndimage.convolve1d(x, t)` | [`Gpu::convolve1d`]                   |
 //! | `scipy.ndimage.uniform_filter1d(x, w)` | [`Gpu::mean_filter1d`]          |
 //! | `torch.nn.functional.max_pool2d` / `avg_pool2d` | [`Gpu::max_pool2d`] (u8…f64, argmax) / [`Gpu::avg_pool2d`] |
+//! | `scipy.ndimage.grey_dilation` / `grey_erosion` (`size=`) | [`Gpu::dilate`] / [`Gpu::erode`] (u8/u16/f32, any rectangle) |
+//! | `scipy.ndimage.gaussian_filter`, `sobel`, `correlate` | [`Gpu::gaussian`], [`Gpu::sobel`], [`Gpu::correlate2d`] |
 //! | `Array::from(..)` on the device | [`DeviceArray::upload`] / [`DeviceArray::download`] |
 //!
 //! ```no_run
@@ -51,6 +53,7 @@ pub use array::{DeviceArray, DeviceInput, InputSlice, Operand};
 pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
+pub use ops::filter2d::{Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};

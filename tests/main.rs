@@ -3,10 +3,12 @@
 
 mod common;
 mod cpu_conv1d;
+mod cpu_filter2d;
 mod cpu_pool;
 mod cpu_reference;
 mod cpu_window;
 mod gpu_conv1d;
+mod gpu_filter2d;
 mod gpu_pool;
 mod gpu_reduce;
 mod gpu_window;
@@ -29,5 +31,7 @@ fn main() {
     trials.extend(gpu_window::trials());
     trials.extend(cpu_pool::trials());
     trials.extend(gpu_pool::trials());
+    trials.extend(cpu_filter2d::trials());
+    trials.extend(gpu_filter2d::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -3,6 +3,7 @@
 //! `par_*` functions are the rayon-parallel CPU baseline.
 
 pub mod conv1d;
+pub mod filter2d;
 pub mod pool;
 pub mod reduce;
 pub mod window;

@@ -1,6 +1,7 @@
 //! Operations, one module per kernel family: validate → choose variant → launch config → launch.
 
 pub mod conv1d;
+pub mod filter2d;
 pub mod pool;
 pub mod reduce;
 pub mod window;

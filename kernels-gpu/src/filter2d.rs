@@ -281,51 +281,85 @@ impl Fold for FloatTaps<f32, f32> {
     }
 }
 
-/// A 1D pass of a separable correlation: `f64` taps for integer images (summed in `f64`, then
-/// truncated toward zero and saturated, as scipy's `correlate1d` into an integer array), `f32`
-/// taps and an FMA sum for `f32`.
-pub struct PassTaps<T>(PhantomData<T>);
-
-macro_rules! pass_taps_int {
+/// An image element of the separable correlation passes: summed in f64, written back as scipy's
+/// `correlate1d` does (C casts: truncation toward zero for integers, rounding for f32).
+pub trait PassPixel: Pixel {
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+macro_rules! pass_pixel {
     ($($t:ty),*) => {$(
-        impl Fold for PassTaps<$t> {
-            type In = $t;
-            type Acc = f64;
-            type Out = $t;
+        impl PassPixel for $t {
             #[inline(always)]
-            fn start() -> f64 {
-                0.0
+            fn to_f64(self) -> f64 {
+                self as f64
             }
             #[inline(always)]
-            fn take(acc: f64, x: $t, tap: u32, a: &Args<$t>) -> f64 {
-                let t = f64::from_bits(bank_u64(a.tap_offset as u64 + 8 * tap as u64));
-                core::intrinsics::fmaf64(t, x as f64, acc)
-            }
-            #[inline(always)]
-            fn finish(acc: f64, _: &Args<$t>) -> $t {
-                acc as $t
+            fn from_f64(v: f64) -> $t {
+                v as $t
             }
         }
     )*};
 }
-pass_taps_int!(u8, u16);
+pass_pixel!(u8, u16, f32);
 
-impl Fold for PassTaps<f32> {
-    type In = f32;
-    type Acc = f32;
-    type Out = f32;
-    #[inline(always)]
-    fn start() -> f32 {
-        0.0
+/// One output of a 1D correlation pass with f64 taps from the bank, summed in scipy's order and
+/// with its unfused multiply-adds (`NI_Correlate1D`): for symmetric taps
+/// `x₀·w₀ + Σ_{j = −r..−1} (x_j + x_{−j})·w_j`, antisymmetric with `x_j − x_{−j}`, otherwise the
+/// last tap first, then the others in order. `sample(d)` is the input at offset `d` along the axis.
+#[inline(always)]
+fn scipy_correlate1d(k: u32, symmetry: u32, tap_offset: u32, sample: impl Fn(i32) -> f64) -> f64 {
+    let before = (k / 2) as i32;
+    let after = k as i32 - before - 1;
+    let w = |d: i32| f64::from_bits(bank_u64(tap_offset as u64 + 8 * (d + before) as u64));
+    // `mul` then `add`, each rounded: scipy's C loop is compiled without contraction.
+    let mut acc;
+    if symmetry == TAPS_GENERAL {
+        acc = mul_rn(sample(after), w(after));
+        let mut j = -before;
+        while j < after {
+            acc = add_rn(acc, mul_rn(sample(j), w(j)));
+            j += 1;
+        }
+    } else {
+        acc = mul_rn(sample(0), w(0));
+        let mut j = -before;
+        while j < 0 {
+            let pair = if symmetry == TAPS_SYMMETRIC { add_rn(sample(j), sample(-j)) } else { sub_rn(sample(j), sample(-j)) };
+            acc = add_rn(acc, mul_rn(pair, w(j)));
+            j += 1;
+        }
     }
-    #[inline(always)]
-    fn take(acc: f32, x: f32, tap: u32, a: &Args<f32>) -> f32 {
-        FloatTaps::<f32, f32>::take(acc, x, tap, a)
+    acc
+}
+
+/// Column pass of a separable correlation (taps `kh` at `tap_offset`, symmetry in `shift`).
+pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
+    let (p, r0, c0) = tile_origin(a, 32, 8);
+    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    if r >= a.h as i32 || c >= a.w as i32 {
+        return;
     }
-    #[inline(always)]
-    fn finish(acc: f32, _: &Args<f32>) -> f32 {
-        acc
+    let plane = Plane::of(x, p, a);
+    // SAFETY: rows from plane.row; c < w.
+    let v = scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| unsafe { plane.at(plane.row(r + d), c) }.to_f64());
+    // SAFETY: inside the plane.
+    unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
+}
+
+/// Row pass of a separable correlation (taps `kw`).
+pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
+    let (p, r0, c0) = tile_origin(a, 32, 8);
+    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    if r >= a.h as i32 || c >= a.w as i32 {
+        return;
     }
+    let plane = Plane::of(x, p, a);
+    let row = plane.row(r);
+    // SAFETY: row from plane.row.
+    let v = scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| unsafe { plane.at(row, c + d) }.to_f64());
+    // SAFETY: inside the plane.
+    unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -972,6 +1006,57 @@ pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// Elementwise finishers
+// ---------------------------------------------------------------------------------------------
+
+/// `y[i] = a[i] − b[i]` (wrapping for integers: the morphological gradient's dilation is never
+/// below its erosion, both windows holding the centre sample), grid-stride.
+pub unsafe fn difference<T: Pixel + Diff>(a: *const T, b: *const T, y: *mut T, n: u64) {
+    let mut i = global_thread_idx();
+    while i < n {
+        // SAFETY: i < n, the buffers' length.
+        unsafe { y.add(i as usize).write(T::diff(T::load(a.add(i as usize)), T::load(b.add(i as usize)))) };
+        i += grid_threads();
+    }
+}
+
+/// Subtraction of the morphology elements.
+pub trait Diff {
+    fn diff(a: Self, b: Self) -> Self;
+}
+impl Diff for u8 {
+    #[inline(always)]
+    fn diff(a: u8, b: u8) -> u8 {
+        a.wrapping_sub(b)
+    }
+}
+impl Diff for u16 {
+    #[inline(always)]
+    fn diff(a: u16, b: u16) -> u16 {
+        a.wrapping_sub(b)
+    }
+}
+impl Diff for f32 {
+    #[inline(always)]
+    fn diff(a: f32, b: f32) -> f32 {
+        a - b
+    }
+}
+
+/// `y[i] = √(a[i]² + b[i]²)` in f32 (the gradient magnitude of two Sobel images), grid-stride.
+pub unsafe fn magnitude<T: Pixel + Into<f32>>(a: *const T, b: *const T, y: *mut f32, n: u64) {
+    let mut i = global_thread_idx();
+    while i < n {
+        // SAFETY: i < n.
+        unsafe {
+            let (u, v): (f32, f32) = (T::load(a.add(i as usize)).into(), T::load(b.add(i as usize)).into());
+            y.add(i as usize).write(core::intrinsics::sqrtf32(u * u + v * v));
+        }
+        i += grid_threads();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Entries
 // ---------------------------------------------------------------------------------------------
 
@@ -1018,6 +1103,10 @@ macro_rules! morph_entries {
             pub unsafe extern "ptx-kernel" fn row_vector3(x: *const $t, y: *mut $t, a: A) {
                 unsafe { super::row_vector::<F, $lanes, 3>(x, y, &a) }
             }
+            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "difference"))]
+            pub unsafe extern "ptx-kernel" fn difference(a: *const $t, b: *const $t, y: *mut $t, n: u64) {
+                unsafe { super::difference::<$t>(a, b, y, n) }
+            }
             #[unsafe(export_name = $crate::morph_kernel_name!($inst, "row_vector5"))]
             pub unsafe extern "ptx-kernel" fn row_vector5(x: *const $t, y: *mut $t, a: A) {
                 unsafe { super::row_vector::<F, $lanes, 5>(x, y, &a) }
@@ -1055,16 +1144,15 @@ macro_rules! pass_entries {
     ($($inst:ident => $t:ty, $acc:ty;)*) => {$(
         pub mod $inst {
             use super::*;
-            type F = PassTaps<$t>;
             type A = Filter2dArgs<$t>;
 
             #[unsafe(export_name = $crate::linear_kernel_name!($inst, "cols"))]
             pub unsafe extern "ptx-kernel" fn cols(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::pass_cols::<F>(x, y, &a) }
+                unsafe { super::correlate_cols::<$t>(x, y, &a) }
             }
             #[unsafe(export_name = $crate::linear_kernel_name!($inst, "rows"))]
             pub unsafe extern "ptx-kernel" fn rows(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::pass_rows::<F>(x, y, &a) }
+                unsafe { super::correlate_rows::<$t>(x, y, &a) }
             }
         }
     )*};
@@ -1080,8 +1168,17 @@ macro_rules! fixed3_entries {
     )*};
 }
 
-/// The fixed 3 × 3 row-vector kernels (Gaussian, Sobel).
+/// The fixed 3 × 3 row-vector kernels (Gaussian, Sobel) and the Sobel magnitudes.
 pub mod fixed3 {
     use super::*;
     crate::for_each_fixed3_instance!(fixed3_entries);
+
+    #[unsafe(export_name = crate::fixed3_kernel_name!(magnitude_i16))]
+    pub unsafe extern "ptx-kernel" fn magnitude_i16(a: *const i16, b: *const i16, y: *mut f32, n: u64) {
+        unsafe { super::magnitude::<i16>(a, b, y, n) }
+    }
+    #[unsafe(export_name = crate::fixed3_kernel_name!(magnitude_f32))]
+    pub unsafe extern "ptx-kernel" fn magnitude_f32(a: *const f32, b: *const f32, y: *mut f32, n: u64) {
+        unsafe { super::magnitude::<f32>(a, b, y, n) }
+    }
 }

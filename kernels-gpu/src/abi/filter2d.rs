@@ -123,6 +123,12 @@ pub const fn van_herk_col_tile(k: u32, size: u32, smem: u32) -> Option<u32> {
 /// Shared memory the van Herk kernels are sized for (below the 48 KiB every launch may use).
 pub const VAN_HERK_SMEM: u32 = 32 * 1024;
 
+/// Symmetry codes of a separable pass's taps (`Filter2dArgs::shift` of the pass launches), as
+/// scipy's `NI_Correlate1D` detects them (odd lengths): they select its summation order.
+pub const TAPS_GENERAL: u32 = 0;
+pub const TAPS_SYMMETRIC: u32 = 1;
+pub const TAPS_ANTISYMMETRIC: u32 = 2;
+
 /// Symbol of morphology kernel `$k` of instance `$inst`.
 #[macro_export]
 macro_rules! morph_kernel_name {
@@ -154,6 +160,7 @@ macro_rules! morph_kernel_names {
             $crate::morph_kernel_name!($inst, "van_herk_rows"),
             $crate::morph_kernel_name!($inst, "row_vector3"),
             $crate::morph_kernel_name!($inst, "row_vector5"),
+            $crate::morph_kernel_name!($inst, "difference"),
         ]
     };
 }

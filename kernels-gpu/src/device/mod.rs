@@ -51,3 +51,27 @@ macro_rules! launch_bounds {
         ));
     };
 }
+
+macro_rules! rounded_f64 {
+    ($($name:ident, $op:literal, $doc:literal;)*) => {$(
+        #[doc = $doc]
+        /// Explicitly rounded (`.rn`), so neither LLVM nor ptxas fuses it into an FMA: code that
+        /// must reproduce a host's unfused arithmetic bit for bit uses these.
+        #[inline(always)]
+        pub fn $name(a: f64, b: f64) -> f64 {
+            let r: f64;
+            // SAFETY: register-only arithmetic.
+            unsafe {
+                core::arch::asm!(concat!($op, ".rn.f64 {r}, {a}, {b};"), r = out(reg64) r, a = in(reg64) a, b = in(reg64) b,
+                    options(pure, nomem, nostack));
+            }
+            r
+        }
+    )*};
+}
+
+rounded_f64! {
+    mul_rn, "mul", "`a · b` rounded to nearest.";
+    add_rn, "add", "`a + b` rounded to nearest.";
+    sub_rn, "sub", "`a − b` rounded to nearest.";
+}

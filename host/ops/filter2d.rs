@@ -1,0 +1,1263 @@
+//! 2D image filters over the last two axes: morphology (grey dilation and erosion of any
+//! rectangle, gradient, opening, closing) and linear filters (Gaussian, Sobel, 2D and separable
+//! correlation), with scipy.ndimage semantics and every [`Border`].
+//!
+//! | scipy.ndimage / OpenCV                                   | gpuprims                         |
+//! |----------------------------------------------------------|----------------------------------|
+//! | `grey_dilation(x, size=(h, w))` / `cv2.dilate` (rect)     | [`Gpu::dilate`]                  |
+//! | `grey_erosion(x, size=(h, w))` / `cv2.erode` (rect)       | [`Gpu::erode`]                   |
+//! | `morphological_gradient(x, size=…)` / `MORPH_GRADIENT`    | [`Gpu::morphological_gradient`]  |
+//! | `grey_opening` / `grey_closing` (`MORPH_OPEN`/`CLOSE`)    | [`Gpu::opening`] / [`Gpu::closing`] |
+//! | `gaussian_filter(x, sigma)` (`truncate=4.0`)             | [`Gpu::gaussian`]                |
+//! | `[1 2 1]ᵀ[1 2 1] / 16` (`cv2.GaussianBlur(x, (3, 3), 0)`) | [`Gpu::gaussian3x3`]             |
+//! | `sobel(x, axis)`                                          | [`Gpu::sobel`], [`Gpu::sobel_magnitude`] |
+//! | `correlate(x, k)` (2D)                                    | [`Gpu::correlate2d`]             |
+//! | `correlate1d` along axis 0, then axis 1                   | [`Gpu::separable2d`]             |
+//!
+//! **Windows.** A `(h, w)` window of [`Gpu::dilate`] covers rows `y − (h − 1)/2 ..` and columns
+//! `x − (w − 1)/2 ..` (scipy's `grey_dilation`, which mirrors the structuring element: for even
+//! sizes the window reaches one more sample forward); [`Gpu::erode`] covers `y − h/2 ..`,
+//! `x − w/2 ..` (`grey_erosion`, `minimum_filter`). Correlations centre the kernel at
+//! `(kh/2, kw/2)`. Windows larger than the image are valid: the border defines them.
+//!
+//! **Values.** Max and min propagate NaN (a window holding a NaN gives NaN; other windows are
+//! unaffected), like numpy's `maximum`. Integer filters are bit-exact:
+//! [`Gpu::gaussian3x3`] on integers is `(Σ + 8) >> 4` of the exact integer sum (round half up),
+//! [`Gpu::sobel`] of `u8` is the exact `i16`. [`Gpu::gaussian`] and [`Gpu::separable2d`] of
+//! integer images follow scipy: each 1D pass sums in f64 and truncates toward zero into the
+//! image type (so the column pass's result is truncated before the row pass). `f32` correlations
+//! sum with FMA in f32: `|error| ≤ (n + 1)·2⁻²⁴·Σ|t·x|` for `n` taps (per pass for separable).
+//!
+//! **The ladder** ([`MorphVariant`], [`Filter2dVariant`]) is documented on each variant and in
+//! `kernels-gpu/src/filter2d.rs`.
+
+use cudarc::driver::sys::CUfunction_attribute;
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use ndarray::{ArrayView2, Dimension};
+
+use crate::abi::border::BorderMode;
+use crate::abi::filter2d::*;
+use crate::array::{DeviceArray, Operand};
+use crate::bank::BankContent;
+use crate::border::Border;
+use crate::error::{Error, Result};
+use crate::family::Family;
+use crate::gpu::Gpu;
+use crate::ops::planes_and_size;
+
+// ---------------------------------------------------------------------------------------------
+// Variants
+// ---------------------------------------------------------------------------------------------
+
+/// Which rung of the morphology ladder runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MorphVariant {
+    /// One output per thread, `h · w` global loads (L1 serves the overlap). The tutorial's first
+    /// kernel. Bottleneck: load instructions and border mappings per output.
+    OnePixel,
+    /// A 4 × 4 block of outputs per thread, lanes on neighbouring columns; row and column
+    /// mappings shared across the block. Bottleneck: still one load per output per tap.
+    MultiPixel,
+    /// The block's 64 × 32 outputs plus halo staged once in shared memory (each sample read from
+    /// global memory once per block), windows folded from shared memory. Windows whose tile
+    /// exceeds 48 KiB: [`Error::WindowTooLarge`].
+    SharedTile,
+    /// Odd squares only: the staged tile filtered by `(k − 1)/2` passes of 3 × 3 through two
+    /// shared buffers (the tutorial's 5 × 5 as two 3 × 3). Other windows: [`Error::Unsupported`].
+    ComposedShared,
+    /// A column pass then a row pass through a scratch image, `h` then `w` loads per output
+    /// (a rectangle's max is separable). Bottleneck: O(h + w) per output and the scratch round trip.
+    Separable,
+    /// The separable passes in O(1) per output (van Herk/Gil-Werman: prefix and suffix maxima of
+    /// blocks of `k` samples in shared memory, about three comparisons per output per axis
+    /// whatever `k`). Axes of length 1 are skipped.
+    VanHerk,
+    /// 3 × 3 and 5 × 5 only: 16 bytes of a row per thread (one vector load per row, the halo from
+    /// the neighbouring lanes by warp shuffles), the window separably in registers while the thread
+    /// walks down a strip of rows, 16-byte stores. Other windows: [`Error::Unsupported`].
+    RowVector,
+    /// `RowVector` for 3 × 3 and 5 × 5, `VanHerk` otherwise (`Separable` where the van Herk tiles
+    /// do not fit shared memory). docs/PERFORMANCE.md has the measurements.
+    #[default]
+    Auto,
+}
+
+impl MorphVariant {
+    /// The ladder, in order (without `Auto`).
+    pub const ALL: [MorphVariant; 7] = [
+        MorphVariant::OnePixel,
+        MorphVariant::MultiPixel,
+        MorphVariant::SharedTile,
+        MorphVariant::ComposedShared,
+        MorphVariant::Separable,
+        MorphVariant::VanHerk,
+        MorphVariant::RowVector,
+    ];
+
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            MorphVariant::OnePixel => "one-pixel",
+            MorphVariant::MultiPixel => "multi-pixel",
+            MorphVariant::SharedTile => "shared-tile",
+            MorphVariant::ComposedShared => "composed-shared",
+            MorphVariant::Separable => "separable",
+            MorphVariant::VanHerk => "van-herk",
+            MorphVariant::RowVector => "row-vector",
+            MorphVariant::Auto => "auto",
+        }
+    }
+}
+
+/// Which rung of the linear-filter ladder runs ([`Gpu::gaussian3x3`], [`Gpu::sobel`],
+/// [`Gpu::correlate2d`]; [`Gpu::gaussian`] and [`Gpu::separable2d`] are separable by definition).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Filter2dVariant {
+    /// One output per thread, taps from the constant bank (one broadcast per tap per warp).
+    OnePixel,
+    /// A 4 × 4 block of outputs per thread (see [`MorphVariant::MultiPixel`]).
+    MultiPixel,
+    /// The 64 × 32 output tile plus halo staged in shared memory.
+    SharedTile,
+    /// The fixed 3 × 3 filters (Gaussian, Sobel) separably in registers, 16 bytes of a row per
+    /// thread (see [`MorphVariant::RowVector`]). [`Gpu::correlate2d`]: [`Error::Unsupported`].
+    RowVector,
+    /// `RowVector` for the fixed filters, `SharedTile` for [`Gpu::correlate2d`] (falling back to
+    /// `MultiPixel` past the shared tile's 48 KiB).
+    #[default]
+    Auto,
+}
+
+impl Filter2dVariant {
+    /// The ladder, in order (without `Auto`).
+    pub const ALL: [Filter2dVariant; 4] = [
+        Filter2dVariant::OnePixel,
+        Filter2dVariant::MultiPixel,
+        Filter2dVariant::SharedTile,
+        Filter2dVariant::RowVector,
+    ];
+
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Filter2dVariant::OnePixel => "one-pixel",
+            Filter2dVariant::MultiPixel => "multi-pixel",
+            Filter2dVariant::SharedTile => "shared-tile",
+            Filter2dVariant::RowVector => "row-vector",
+            Filter2dVariant::Auto => "auto",
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel table
+// ---------------------------------------------------------------------------------------------
+
+/// Index of each morphology kernel in `morph_kernel_names!` order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MorphKernel {
+    OnePixel = 0,
+    MultiPixel,
+    SharedTile,
+    ComposedShared,
+    PassCols,
+    PassRows,
+    VanHerkCols,
+    VanHerkRows,
+    RowVector3,
+    RowVector5,
+    Difference,
+}
+
+macro_rules! instance_enum {
+    ($enum:ident, $names:ident, $n:expr, $doc:literal; $($inst:ident)*) => {
+        #[doc = $doc]
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[doc(hidden)]
+        pub enum $enum {
+            $($inst),*
+        }
+        impl $enum {
+            const ALL: &'static [$enum] = &[$($enum::$inst),*];
+            const fn names(self) -> [&'static str; $n] {
+                match self {
+                    $($enum::$inst => crate::$names!($inst)),*
+                }
+            }
+        }
+    };
+}
+
+macro_rules! morph_table {
+    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {
+        instance_enum!(MorphInstance, morph_kernel_names, 11, "A morphology kernel instance."; $($inst)*);
+    };
+}
+crate::for_each_morph_instance!(morph_table);
+
+macro_rules! linear_table {
+    ($($inst:ident => $i:ty, $o:ty, $fold:ident;)*) => {
+        instance_enum!(LinearInstance, linear_kernel_names, 3, "A 2D-taps linear kernel instance."; $($inst)*);
+    };
+}
+crate::for_each_linear_instance!(linear_table);
+
+macro_rules! pass_table {
+    ($($inst:ident => $t:ty, $acc:ty;)*) => {
+        instance_enum!(PassInstance, pass_kernel_names, 2, "A separable-pass kernel instance."; $($inst)*);
+    };
+}
+crate::for_each_pass_instance!(pass_table);
+
+macro_rules! fixed3_table {
+    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {
+        /// A fixed 3 × 3 row-vector kernel.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[doc(hidden)]
+        pub enum Fixed3 {
+            $($inst),*
+        }
+        impl Fixed3 {
+            const NAMES: &'static [&'static str] = &[$(crate::fixed3_kernel_name!($inst)),*];
+        }
+    };
+}
+crate::for_each_fixed3_instance!(fixed3_table);
+
+const MAGNITUDE_NAMES: [&str; 2] = [
+    crate::fixed3_kernel_name!(magnitude_i16),
+    crate::fixed3_kernel_name!(magnitude_f32),
+];
+
+// SAFETY: `repr(C)` plain data; the layout is the contract both sides compile.
+unsafe impl<T: DeviceRepr> DeviceRepr for Filter2dArgs<T> {}
+
+/// The 2D filter family's state on one `Gpu`.
+pub(crate) struct Filter2dKernels {
+    morph: Vec<[CudaFunction; 11]>,
+    linear: Vec<[CudaFunction; 3]>,
+    passes: Vec<[CudaFunction; 2]>,
+    fixed3: Vec<CudaFunction>,
+    magnitude: [CudaFunction; 2],
+}
+
+impl Family for Filter2dKernels {
+    fn load(gpu: &Gpu) -> Result<Self> {
+        let module = gpu.module();
+        let k = Filter2dKernels {
+            morph: crate::kernels::load_table(module, MorphInstance::ALL, MorphInstance::names)?,
+            linear: crate::kernels::load_table(module, LinearInstance::ALL, LinearInstance::names)?,
+            passes: crate::kernels::load_table(module, PassInstance::ALL, PassInstance::names)?,
+            fixed3: Fixed3::NAMES
+                .iter()
+                .map(|n| module.load_function(n))
+                .collect::<Result<_, _>>()?,
+            magnitude: crate::kernels::load_functions(module, MAGNITUDE_NAMES)?,
+        };
+        let optin = gpu.props().shared_mem_per_block_optin as i32;
+        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        for fs in &k.morph {
+            for i in [MorphKernel::SharedTile, MorphKernel::ComposedShared] {
+                fs[i as usize].set_attribute(attr, optin)?;
+            }
+        }
+        for fs in &k.linear {
+            fs[2].set_attribute(attr, optin)?;
+        }
+        Ok(k)
+    }
+
+    fn kernel_names() -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = MorphInstance::ALL.iter().flat_map(|i| i.names()).collect();
+        v.extend(LinearInstance::ALL.iter().flat_map(|i| i.names()));
+        v.extend(PassInstance::ALL.iter().flat_map(|i| i.names()));
+        v.extend(Fixed3::NAMES);
+        v.extend(MAGNITUDE_NAMES);
+        v
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Element types
+// ---------------------------------------------------------------------------------------------
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for u16 {}
+    impl Sealed for f32 {}
+}
+
+/// An image element of the 2D filters: `u8`, `u16`, `f32`.
+pub trait Filter2dElement: sealed::Sealed + DeviceRepr + Copy + Default + Send + Sync + 'static {
+    #[doc(hidden)]
+    const MAX: MorphInstance;
+    #[doc(hidden)]
+    const MIN: MorphInstance;
+    #[doc(hidden)]
+    const PASS: PassInstance;
+    #[doc(hidden)]
+    const GAUSS_LINEAR: LinearInstance;
+    #[doc(hidden)]
+    const GAUSS_FIXED: Fixed3;
+    /// Whether the element is an integer (integer taps, exact sums).
+    #[doc(hidden)]
+    const INTEGER: bool;
+    /// Largest value (integer tap-sum bounds).
+    #[doc(hidden)]
+    const MAX_VALUE: f64;
+    /// `v` in this type: rounded to nearest and saturated for integers (the constant border).
+    #[doc(hidden)]
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! filter2d_element {
+    ($($t:ty: $max:ident, $min:ident, $pass:ident, $gl:ident, $gf:ident, $int:literal;)*) => {$(
+        impl Filter2dElement for $t {
+            const MAX: MorphInstance = MorphInstance::$max;
+            const MIN: MorphInstance = MorphInstance::$min;
+            const PASS: PassInstance = PassInstance::$pass;
+            const GAUSS_LINEAR: LinearInstance = LinearInstance::$gl;
+            const GAUSS_FIXED: Fixed3 = Fixed3::$gf;
+            const INTEGER: bool = $int;
+            const MAX_VALUE: f64 = <$t>::MAX as f64;
+            fn from_f64(v: f64) -> $t {
+                if $int { v.round() as $t } else { v as $t }
+            }
+        }
+    )*};
+}
+filter2d_element! {
+    u8: max_u8, min_u8, sep_u8, u8_u8, gauss_u8, true;
+    u16: max_u16, min_u16, sep_u16, u16_u16, gauss_u16, true;
+    f32: max_f32, min_f32, sep_f32, f32_f32, gauss_f32, false;
+}
+
+/// An element [`Gpu::sobel`] takes, and what it returns: `u8 → i16` (exact), `f32 → f32`.
+pub trait SobelElement: Filter2dElement {
+    type Out: DeviceRepr + Copy + Default + Send + Sync + 'static;
+    #[doc(hidden)]
+    const LINEAR: LinearInstance;
+    #[doc(hidden)]
+    const FIXED: [Fixed3; 2];
+    #[doc(hidden)]
+    const MAGNITUDE: usize;
+}
+impl SobelElement for u8 {
+    type Out = i16;
+    const LINEAR: LinearInstance = LinearInstance::u8_i16;
+    const FIXED: [Fixed3; 2] = [Fixed3::sobel0_u8, Fixed3::sobel1_u8];
+    const MAGNITUDE: usize = 0;
+}
+impl SobelElement for f32 {
+    type Out = f32;
+    const LINEAR: LinearInstance = LinearInstance::f32_f32;
+    const FIXED: [Fixed3; 2] = [Fixed3::sobel0_f32, Fixed3::sobel1_f32];
+    const MAGNITUDE: usize = 1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Geometry and launches
+// ---------------------------------------------------------------------------------------------
+
+/// Planes and plane size of a filter's input, and the window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filter2dShape {
+    pub planes: usize,
+    pub h: usize,
+    pub w: usize,
+}
+
+impl Filter2dShape {
+    fn len(&self) -> usize {
+        self.planes * self.h * self.w
+    }
+}
+
+/// Largest image side and window side (32-bit row arithmetic with border positions).
+const MAX_SIDE: usize = 1 << 30;
+
+fn check_shape(s: Filter2dShape) -> Result<()> {
+    for (name, v) in [("height", s.h), ("width", s.w)] {
+        if v >= MAX_SIDE {
+            return Err(Error::InvalidArgument {
+                name,
+                reason: format!("{v} exceeds the 2D filters' maximum side of {}", MAX_SIDE - 1),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_window((kh, kw): (usize, usize)) -> Result<()> {
+    if kh == 0 || kw == 0 {
+        return Err(Error::InvalidArgument {
+            name: "window",
+            reason: format!("a window needs at least one sample along each axis, got {kh} × {kw}"),
+        });
+    }
+    for v in [kh, kw] {
+        if v >= MAX_SIDE {
+            return Err(Error::WindowTooLarge {
+                window: v,
+                max: MAX_SIDE - 1,
+                what: "one side of a 2D window",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The base launch arguments.
+fn args<T: Filter2dElement>(s: Filter2dShape, (kh, kw): (usize, usize), (ay, ax): (usize, usize), border: Border) -> Filter2dArgs<T> {
+    let (mode, v): (BorderMode, f64) = border.device();
+    Filter2dArgs {
+        planes: s.planes as u64,
+        h: s.h as u32,
+        w: s.w as u32,
+        kh: kh as u32,
+        kw: kw as u32,
+        ay: ay as u32,
+        ax: ax as u32,
+        border: mode as u32,
+        strip: 0,
+        tap_offset: 0,
+        shift: 0,
+        vector_rows: 0,
+        _pad: 0,
+        cval: T::from_f64(v),
+    }
+}
+
+fn blocks(n: u64, what: &'static str) -> Result<u32> {
+    u32::try_from(n).ok().filter(|&b| b < i32::MAX as u32).ok_or_else(|| Error::Unsupported {
+        variant: what,
+        reason: format!("{n} blocks exceed the grid limit; split the batch of planes"),
+    })
+}
+
+fn cfg(grid: u32, block: u32, smem: u64) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (grid, 1, 1),
+        block_dim: (block, 1, 1),
+        shared_mem_bytes: smem as u32,
+    }
+}
+
+/// Grid of `bw × bh`-output tiles.
+fn tiles(s: Filter2dShape, bw: usize, bh: usize, what: &'static str) -> Result<u32> {
+    blocks((s.w.div_ceil(bw) * s.h.div_ceil(bh) * s.planes) as u64, what)
+}
+
+/// Where a stage reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Buf {
+    Input,
+    Scratch,
+    Output,
+}
+
+/// One kernel launch of a plan.
+#[derive(Clone)]
+struct Stage<T> {
+    func: CudaFunction,
+    cfg: LaunchConfig,
+    args: Filter2dArgs<T>,
+    from: Buf,
+    to: Buf,
+}
+
+/// The launches for the shared-tile / composed rung; `Err` past the opt-in shared memory.
+fn tile_launch<T: Filter2dElement>(
+    gpu: &Gpu,
+    s: Filter2dShape,
+    (kh, kw): (usize, usize),
+    composed: bool,
+    what: &'static str,
+) -> Result<LaunchConfig> {
+    let smem = tile_smem_bytes(kh as u32, kw as u32, size_of::<T>() as u32, composed);
+    let max = gpu.props().shared_mem_per_block_optin as u64;
+    if smem > max {
+        return Err(Error::WindowTooLarge {
+            window: kh * kw,
+            max: (max / size_of::<T>() as u64) as usize,
+            what,
+        });
+    }
+    Ok(cfg(tiles(s, TILE_W as usize, TILE_H as usize, what)?, BLOCK_THREADS, smem))
+}
+
+/// The row-vector launch: strips of rows sized so the grid covers the GPU about twice.
+fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape, x_aligned: bool) -> Result<(LaunchConfig, u32, u32)> {
+    let lanes = 16 / size_of::<T>();
+    let columns = s.w.div_ceil(ROW_VECTOR_THREADS as usize * lanes);
+    let target = 4 * gpu.props().sm_count as usize * 4;
+    let mut strip = 64;
+    while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
+        strip /= 2;
+    }
+    let grid = blocks((columns * s.h.div_ceil(strip) * s.planes) as u64, "row-vector")?;
+    let vector_rows = (s.w % lanes == 0 && x_aligned) as u32;
+    Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plans
+// ---------------------------------------------------------------------------------------------
+
+/// Taps a plan keeps on the device and puts in the constant bank for its launches.
+struct BankTaps {
+    bytes: CudaSlice<u8>,
+    content: BankContent,
+}
+
+impl BankTaps {
+    fn new(gpu: &Gpu, bytes: &[u8]) -> Result<Self> {
+        if bytes.len() > crate::abi::CONSTANT_BANK_BYTES {
+            return Err(Error::TooManyTaps {
+                taps: bytes.len() / 4,
+                max: crate::abi::CONSTANT_BANK_BYTES / 4,
+            });
+        }
+        Ok(BankTaps {
+            bytes: gpu.stream().clone_htod(bytes)?,
+            content: BankContent::fresh(),
+        })
+    }
+}
+
+/// A planned 2D filter of images of `I` into images of `O`: its launches, scratch image and
+/// taps. Plans are reusable (timing loops enqueue one plan many times); build one with the
+/// constructors below or let the `Gpu` ops do it.
+pub struct Filter2dPlan<I: Filter2dElement, O: DeviceRepr = I> {
+    shape: Filter2dShape,
+    stages: Vec<Stage<I>>,
+    scratch: Option<CudaSlice<I>>,
+    taps: Option<BankTaps>,
+    variant: &'static str,
+    needs_aligned: bool,
+    _out: std::marker::PhantomData<O>,
+}
+
+impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
+    /// The rung that runs (resolved from `Auto`).
+    pub fn variant_name(&self) -> &'static str {
+        self.variant
+    }
+
+    /// Enqueues the filter of `x` (`planes · h · w` elements, C order) into `y`. Asynchronous.
+    pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<I>, y: &mut CudaSlice<O>) -> Result<()> {
+        let n = self.shape.len();
+        for (name, len) in [("x", x.len()), ("y", y.len())] {
+            if len < n {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!("holds {len} elements, the plan needs {n}"),
+                });
+            }
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let stream = gpu.stream();
+        let (xp, yp) = (x.device_ptr(stream).0, y.device_ptr(stream).0);
+        let aligned = xp % 16 == 0 && yp % 16 == 0;
+        let mut launch_all = || -> Result<()> {
+            for st in &self.stages {
+                let mut args = st.args;
+                if self.needs_aligned && !aligned {
+                    args.vector_rows = 0;
+                }
+                let mut b = stream.launch_builder(&st.func);
+                let scratch = self.scratch.as_ref();
+                let bad = || Error::Unsupported {
+                    variant: self.variant,
+                    reason: "plan without its scratch image".into(),
+                };
+                match st.from {
+                    Buf::Input => b.arg(x),
+                    Buf::Scratch => b.arg(scratch.ok_or_else(bad)?),
+                    Buf::Output => unreachable!("no stage reads the output"),
+                };
+                match st.to {
+                    Buf::Output => b.arg(&mut *y),
+                    Buf::Scratch => b.arg(scratch.ok_or_else(bad)?),
+                    Buf::Input => unreachable!("no stage writes the input"),
+                };
+                b.arg(&args);
+                // SAFETY: every filter entry is `(x: *const I, y: *mut O or I, a: Filter2dArgs<I>)`;
+                // x, y and the scratch hold the plan's planes (checked above); the grid covers
+                // only those planes; the shared-memory size is the kernel's tile for the window;
+                // the constant bank holds the plan's taps for the launches that read them.
+                unsafe { b.launch(st.cfg) }?;
+            }
+            Ok(())
+        };
+        match &self.taps {
+            None => launch_all(),
+            Some(t) => {
+                let (src, _sync) = t.bytes.device_ptr(stream);
+                // SAFETY: the plan owns the taps' device buffer, unchanged for its lifetime.
+                unsafe { gpu.bank().with_content(gpu, t.content, src, t.bytes.len(), launch_all) }
+            }
+        }
+    }
+
+    fn new(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        stages: Vec<Stage<I>>,
+        taps: Option<&[u8]>,
+        variant: &'static str,
+    ) -> Result<Self> {
+        let needs_scratch = stages.iter().any(|s| s.to == Buf::Scratch);
+        let scratch = if needs_scratch && shape.len() > 0 {
+            // SAFETY: every stage writing the scratch covers all of it before a later stage reads it.
+            Some(unsafe { gpu.stream().alloc::<I>(shape.len()) }?)
+        } else {
+            None
+        };
+        Ok(Filter2dPlan {
+            shape,
+            needs_aligned: stages.iter().any(|s| s.args.vector_rows != 0),
+            stages,
+            scratch,
+            taps: taps.map(|t| BankTaps::new(gpu, t)).transpose()?,
+            variant,
+            _out: std::marker::PhantomData,
+        })
+    }
+}
+
+/// Which extremum a morphology plan computes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Extremum {
+    Max,
+    Min,
+}
+
+impl<T: Filter2dElement> Filter2dPlan<T, T> {
+    /// Plans a grey dilation (max over the window, scipy's `grey_dilation` anchoring) of images of
+    /// `shape` with `variant`.
+    pub fn dilate(gpu: &Gpu, shape: Filter2dShape, window: (usize, usize), border: Border, variant: MorphVariant) -> Result<Self> {
+        Self::morph(gpu, shape, window, border, variant, Extremum::Max)
+    }
+
+    /// Plans a grey erosion (min over the window, `grey_erosion` anchoring).
+    pub fn erode(gpu: &Gpu, shape: Filter2dShape, window: (usize, usize), border: Border, variant: MorphVariant) -> Result<Self> {
+        Self::morph(gpu, shape, window, border, variant, Extremum::Min)
+    }
+
+    fn morph(
+        gpu: &Gpu,
+        s: Filter2dShape,
+        (kh, kw): (usize, usize),
+        border: Border,
+        variant: MorphVariant,
+        ext: Extremum,
+    ) -> Result<Self> {
+        check_window((kh, kw))?;
+        check_shape(s)?;
+        let anchor = match ext {
+            Extremum::Max => ((kh - 1) / 2, (kw - 1) / 2),
+            Extremum::Min => (kh / 2, kw / 2),
+        };
+        let inst = match ext {
+            Extremum::Max => T::MAX,
+            Extremum::Min => T::MIN,
+        };
+        let fs = &gpu.family::<Filter2dKernels>()?.morph[inst as usize];
+        let f = |k: MorphKernel| fs[k as usize].clone();
+        let base = args::<T>(s, (kh, kw), anchor, border);
+        let size = size_of::<T>() as u32;
+        let small = matches!((kh, kw), (3, 3) | (5, 5));
+        let vh_fits = (kh == 1 || van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).is_some())
+            && (kw == 1 || van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).is_some());
+        let v = match variant {
+            MorphVariant::Auto if small => MorphVariant::RowVector,
+            MorphVariant::Auto if vh_fits => MorphVariant::VanHerk,
+            MorphVariant::Auto => MorphVariant::Separable,
+            v => v,
+        };
+        let one = |k: MorphKernel, cfg: LaunchConfig| {
+            vec![Stage {
+                func: f(k),
+                cfg,
+                args: base,
+                from: Buf::Input,
+                to: Buf::Output,
+            }]
+        };
+        let stages = match v {
+            MorphVariant::OnePixel => one(MorphKernel::OnePixel, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0)),
+            MorphVariant::MultiPixel => {
+                let m = MULTI_PIXEL as usize;
+                one(MorphKernel::MultiPixel, cfg(tiles(s, 32 * m, 8 * m, v.name())?, BLOCK_THREADS, 0))
+            }
+            MorphVariant::SharedTile => one(
+                MorphKernel::SharedTile,
+                tile_launch::<T>(gpu, s, (kh, kw), false, "the shared tile")?,
+            ),
+            MorphVariant::ComposedShared => {
+                if kh != kw || kh % 2 == 0 {
+                    return Err(Error::Unsupported {
+                        variant: v.name(),
+                        reason: format!("composes 3 × 3 passes into odd squares only, got {kh} × {kw}"),
+                    });
+                }
+                one(
+                    MorphKernel::ComposedShared,
+                    tile_launch::<T>(gpu, s, (kh, kw), true, "the composed shared tiles")?,
+                )
+            }
+            MorphVariant::RowVector => {
+                let k = match (kh, kw) {
+                    (3, 3) => MorphKernel::RowVector3,
+                    (5, 5) => MorphKernel::RowVector5,
+                    _ => {
+                        return Err(Error::Unsupported {
+                            variant: v.name(),
+                            reason: format!("is compiled for 3 × 3 and 5 × 5 windows, got {kh} × {kw}"),
+                        });
+                    }
+                };
+                let (c, strip, vector_rows) = row_vector_launch::<T>(gpu, s, true)?;
+                let mut a = base;
+                a.strip = strip;
+                a.vector_rows = vector_rows;
+                vec![Stage {
+                    func: f(k),
+                    cfg: c,
+                    args: a,
+                    from: Buf::Input,
+                    to: Buf::Output,
+                }]
+            }
+            MorphVariant::Separable | MorphVariant::VanHerk => {
+                let vh = v == MorphVariant::VanHerk;
+                let mut passes: Vec<(MorphKernel, LaunchConfig, u32)> = Vec::new();
+                if kh > 1 || kw == 1 {
+                    passes.push(if vh && kh > 1 {
+                        let rows = van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
+                            window: kh,
+                            max: (VAN_HERK_SMEM / (2 * size * VAN_HERK_COLS)) as usize - 8,
+                            what: "a van Herk column pass",
+                        })?;
+                        let rows = rows.min((s.h as u32).div_ceil(8) * 8);
+                        let smem = 2 * (rows + kh as u32 - 1) as u64 * VAN_HERK_COLS as u64 * size as u64;
+                        let grid = tiles(s, VAN_HERK_COLS as usize, rows as usize, v.name())?;
+                        (MorphKernel::VanHerkCols, cfg(grid, BLOCK_THREADS, smem), rows)
+                    } else {
+                        (MorphKernel::PassCols, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0), 0)
+                    });
+                }
+                if kw > 1 {
+                    passes.push(if vh {
+                        let tile = van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
+                            window: kw,
+                            max: (VAN_HERK_SMEM / (2 * size)) as usize - BLOCK_THREADS as usize,
+                            what: "a van Herk row pass",
+                        })?;
+                        let tile = tile.min((s.w as u32).div_ceil(BLOCK_THREADS) * BLOCK_THREADS);
+                        let smem = 2 * (tile + kw as u32 - 1) as u64 * size as u64;
+                        let grid = blocks((s.w.div_ceil(tile as usize) * s.h * s.planes) as u64, v.name())?;
+                        (MorphKernel::VanHerkRows, cfg(grid, BLOCK_THREADS, smem), tile)
+                    } else {
+                        (MorphKernel::PassRows, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0), 0)
+                    });
+                }
+                let last = passes.len() - 1;
+                passes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, (k, c, strip))| {
+                        let mut a = base;
+                        a.strip = strip;
+                        Stage {
+                            func: f(k),
+                            cfg: c,
+                            args: a,
+                            from: if i == 0 { Buf::Input } else { Buf::Scratch },
+                            to: if i == last { Buf::Output } else { Buf::Scratch },
+                        }
+                    })
+                    .collect()
+            }
+            MorphVariant::Auto => unreachable!("resolved above"),
+        };
+        Self::new(gpu, s, stages, None, v.name())
+    }
+
+    /// Plans [`Gpu::gaussian3x3`].
+    pub fn gaussian3x3(gpu: &Gpu, shape: Filter2dShape, border: Border, variant: Filter2dVariant) -> Result<Self> {
+        let taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
+        let linear = &gpu.family::<Filter2dKernels>()?.linear[T::GAUSS_LINEAR as usize];
+        let fixed = &gpu.family::<Filter2dKernels>()?.fixed3[T::GAUSS_FIXED as usize];
+        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, fixed)
+    }
+
+    /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
+    pub fn separable(gpu: &Gpu, s: Filter2dShape, ky: &[f64], kx: &[f64], border: Border) -> Result<Self> {
+        check_shape(s)?;
+        for (name, k) in [("ky", ky), ("kx", kx)] {
+            if k.is_empty() {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: "a 1D kernel needs at least one tap".into(),
+                });
+            }
+            if let Some(t) = k.iter().find(|t| !t.is_finite()) {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!("taps must be finite, got {t}"),
+                });
+            }
+        }
+        let taps = ky.len() + kx.len();
+        if taps * 8 > crate::abi::CONSTANT_BANK_BYTES {
+            return Err(Error::TooManyTaps {
+                taps,
+                max: crate::abi::CONSTANT_BANK_BYTES / 8,
+            });
+        }
+        check_window((ky.len(), kx.len()))?;
+        let bytes: Vec<u8> = ky.iter().chain(kx).flat_map(|t| t.to_le_bytes()).collect();
+        let fs = &gpu.family::<Filter2dKernels>()?.passes[T::PASS as usize];
+        let base = args::<T>(s, (ky.len(), kx.len()), (ky.len() / 2, kx.len() / 2), border);
+        let grid = cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0);
+        let mut cols = base;
+        cols.shift = symmetry(ky);
+        let mut rows = base;
+        rows.tap_offset = (ky.len() * 8) as u32;
+        rows.shift = symmetry(kx);
+        let stages = vec![
+            Stage {
+                func: fs[0].clone(),
+                cfg: grid,
+                args: cols,
+                from: Buf::Input,
+                to: Buf::Scratch,
+            },
+            Stage {
+                func: fs[1].clone(),
+                cfg: grid,
+                args: rows,
+                from: Buf::Scratch,
+                to: Buf::Output,
+            },
+        ];
+        Self::new(gpu, s, stages, Some(&bytes), "separable")
+    }
+}
+
+impl<T: SobelElement> Filter2dPlan<T, T::Out> {
+    /// Plans [`Gpu::sobel`] along `axis` (0: down the columns, 1: along the rows).
+    pub fn sobel(gpu: &Gpu, shape: Filter2dShape, axis: usize, border: Border, variant: Filter2dVariant) -> Result<Self> {
+        let taps: [i32; 9] = match axis {
+            0 => [-1, -2, -1, 0, 0, 0, 1, 2, 1],
+            1 => [-1, 0, 1, -2, 0, 2, -1, 0, 1],
+            _ => {
+                return Err(Error::InvalidArgument {
+                    name: "axis",
+                    reason: format!("a 2D Sobel filter differentiates along axis 0 or 1, got {axis}"),
+                });
+            }
+        };
+        let k = gpu.family::<Filter2dKernels>()?;
+        fixed3_plan::<T, T::Out>(
+            gpu,
+            shape,
+            border,
+            variant,
+            &taps,
+            0,
+            &k.linear[T::LINEAR as usize],
+            &k.fixed3[T::FIXED[axis] as usize],
+        )
+    }
+}
+
+impl Filter2dPlan<f32, f32> {
+    /// Plans [`Gpu::correlate2d`] with `kernel` (row-major `kh × kw`, f32 taps in the constant
+    /// bank: at most 16384).
+    pub fn correlate(gpu: &Gpu, s: Filter2dShape, kernel: ArrayView2<f32>, border: Border, variant: Filter2dVariant) -> Result<Self> {
+        let (kh, kw) = kernel.dim();
+        check_window((kh, kw))?;
+        check_shape(s)?;
+        let max = crate::abi::CONSTANT_BANK_BYTES / 4;
+        if kh * kw > max {
+            return Err(Error::TooManyTaps { taps: kh * kw, max });
+        }
+        if let Some(t) = kernel.iter().find(|t| !t.is_finite()) {
+            return Err(Error::InvalidArgument {
+                name: "kernel",
+                reason: format!("taps must be finite, got {t}"),
+            });
+        }
+        let bytes: Vec<u8> = kernel.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let fs = &gpu.family::<Filter2dKernels>()?.linear[LinearInstance::f32_f32 as usize];
+        let v = match variant {
+            Filter2dVariant::Auto => {
+                if tile_launch::<f32>(gpu, s, (kh, kw), false, "").is_ok() {
+                    Filter2dVariant::SharedTile
+                } else {
+                    Filter2dVariant::MultiPixel
+                }
+            }
+            Filter2dVariant::RowVector => {
+                return Err(Error::Unsupported {
+                    variant: "row-vector",
+                    reason: "runs the fixed 3 × 3 filters (gaussian3x3, sobel) only".into(),
+                });
+            }
+            v => v,
+        };
+        let stage = taps2d_stage::<f32>(gpu, s, (kh, kw), border, v, fs, 0)?;
+        Self::new(gpu, s, vec![stage], Some(&bytes), v.name())
+    }
+}
+
+/// scipy's symmetry test of 1D taps (odd lengths only): symmetric, antisymmetric or neither,
+/// which selects `NI_Correlate1D`'s summation order (the passes reproduce it bit for bit).
+pub fn symmetry(k: &[f64]) -> u32 {
+    let r = k.len() / 2;
+    if k.len() % 2 == 0 {
+        return TAPS_GENERAL;
+    }
+    let pairs = || (1..=r).map(|i| (k[r - i], k[r + i]));
+    if pairs().all(|(a, b)| (a - b).abs() <= f64::EPSILON) {
+        TAPS_SYMMETRIC
+    } else if pairs().all(|(a, b)| (a + b).abs() <= f64::EPSILON) {
+        TAPS_ANTISYMMETRIC
+    } else {
+        TAPS_GENERAL
+    }
+}
+
+/// The one launch of a 2D-taps rung (`OnePixel`, `MultiPixel`, `SharedTile`).
+fn taps2d_stage<T: Filter2dElement>(
+    gpu: &Gpu,
+    s: Filter2dShape,
+    (kh, kw): (usize, usize),
+    border: Border,
+    v: Filter2dVariant,
+    fs: &[CudaFunction; 3],
+    shift: u32,
+) -> Result<Stage<T>> {
+    let mut a = args::<T>(s, (kh, kw), (kh / 2, kw / 2), border);
+    a.shift = shift;
+    let m = MULTI_PIXEL as usize;
+    let (i, c) = match v {
+        Filter2dVariant::OnePixel => (0, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0)),
+        Filter2dVariant::MultiPixel => (1, cfg(tiles(s, 32 * m, 8 * m, v.name())?, BLOCK_THREADS, 0)),
+        Filter2dVariant::SharedTile => (2, tile_launch::<T>(gpu, s, (kh, kw), false, "the shared tile")?),
+        _ => unreachable!("callers resolve the fixed rungs"),
+    };
+    Ok(Stage {
+        func: fs[i].clone(),
+        cfg: c,
+        args: a,
+        from: Buf::Input,
+        to: Buf::Output,
+    })
+}
+
+/// A fixed 3 × 3 filter's plan: its integer taps for the 2D-taps rungs (divided by `2^shift`;
+/// f32 images get the taps scaled by `2^−shift`), the row-vector kernel for `RowVector`/`Auto`.
+#[allow(clippy::too_many_arguments)]
+fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
+    gpu: &Gpu,
+    s: Filter2dShape,
+    border: Border,
+    variant: Filter2dVariant,
+    taps: &[i32; 9],
+    shift: u32,
+    linear: &[CudaFunction; 3],
+    fixed: &CudaFunction,
+) -> Result<Filter2dPlan<I, O>> {
+    check_shape(s)?;
+    let v = match variant {
+        Filter2dVariant::Auto => Filter2dVariant::RowVector,
+        v => v,
+    };
+    if v == Filter2dVariant::RowVector {
+        let (c, strip, vector_rows) = row_vector_launch::<I>(gpu, s, true)?;
+        let mut a = args::<I>(s, (3, 3), (1, 1), border);
+        a.strip = strip;
+        a.vector_rows = vector_rows;
+        let stage = Stage {
+            func: fixed.clone(),
+            cfg: c,
+            args: a,
+            from: Buf::Input,
+            to: Buf::Output,
+        };
+        return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
+    }
+    let bytes: Vec<u8> = if I::INTEGER {
+        taps.iter().flat_map(|t| t.to_le_bytes()).collect()
+    } else {
+        let scale = 1.0 / (1u32 << shift) as f32;
+        taps.iter().flat_map(|&t| (t as f32 * scale).to_le_bytes()).collect()
+    };
+    let shift = if I::INTEGER { shift } else { 0 };
+    let stage = taps2d_stage::<I>(gpu, s, (3, 3), border, v, linear, shift)?;
+    Filter2dPlan::new(gpu, s, vec![stage], Some(&bytes), v.name())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+// ---------------------------------------------------------------------------------------------
+
+/// scipy's Gaussian taps: radius `⌊4σ + 0.5⌋`, `exp(−x²/2σ²)` normalized to sum 1.
+pub fn gaussian_taps(sigma: f64) -> Result<Vec<f64>> {
+    if !(sigma.is_finite() && sigma > 0.0) {
+        return Err(Error::InvalidArgument {
+            name: "sigma",
+            reason: format!("must be finite and > 0, got {sigma}"),
+        });
+    }
+    let radius = (4.0 * sigma + 0.5) as i64;
+    if radius > 63 {
+        return Err(Error::InvalidArgument {
+            name: "sigma",
+            reason: format!("{sigma} gives a {}-tap kernel; at most 127 taps (sigma < 15.75)", 2 * radius + 1),
+        });
+    }
+    let phi: Vec<f64> = (-radius..=radius)
+        .map(|x| (-0.5 / (sigma * sigma) * (x * x) as f64).exp())
+        .collect();
+    let sum = numpy_sum(&phi);
+    Ok(phi.into_iter().map(|p| p / sum).collect())
+}
+
+/// `np.sum` of a short f64 array, in numpy's order (`pairwise_sum`: below 8 elements a plain
+/// loop; up to 128, eight interleaved partial sums combined as a tree, then the rest in order),
+/// so that the taps equal scipy's to the last bit.
+fn numpy_sum(a: &[f64]) -> f64 {
+    if a.len() < 8 {
+        return a.iter().fold(-0.0, |s, v| s + v);
+    }
+    debug_assert!(a.len() <= 128, "numpy recurses past 128 elements");
+    let mut r: [f64; 8] = a[..8].try_into().expect("eight elements");
+    let blocks = a.len() - a.len() % 8;
+    for chunk in a[8..blocks].chunks_exact(8) {
+        for (ri, v) in r.iter_mut().zip(chunk) {
+            *ri += v;
+        }
+    }
+    let mut s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for v in &a[blocks..] {
+        s += v;
+    }
+    s
+}
+
+impl Gpu {
+    /// Runs a plan built for `x`'s shape into a fresh output.
+    fn run_filter2d<I, O, D, X>(&self, x: &X, plan: impl FnOnce(Filter2dShape) -> Result<Filter2dPlan<I, O>>) -> Result<DeviceArray<O, D>>
+    where
+        I: Filter2dElement,
+        O: DeviceRepr + Clone,
+        D: Dimension,
+        X: Operand<I, D>,
+    {
+        let dim = x.dims();
+        let (planes, h, w) = planes_and_size(dim.slice())?;
+        let plan = plan(Filter2dShape { planes, h, w })?;
+        let mut y = DeviceArray::<O, D>::uninit(self, dim)?;
+        if let Some(input) = x.device(self)? {
+            plan.enqueue(self, input.slice(), y.as_mut_slice())?;
+        }
+        Ok(y)
+    }
+
+    /// Grey dilation: the maximum over a `(h, w)` rectangle (scipy `grey_dilation(x, size=(h, w))`,
+    /// OpenCV `dilate` with a rectangle), over the last two axes, `Auto` variant.
+    ///
+    /// ```no_run
+    /// # use gpuprims::{Gpu, Border};
+    /// let gpu = Gpu::new()?;
+    /// let img = ndarray::Array2::<u8>::from_shape_fn((480, 640), |(y, x)| ((x * y) % 251) as u8);
+    /// let d = gpu.dilate(&img, (5, 5), Border::Reflect)?;
+    /// assert!(d.iter().zip(img.iter()).all(|(d, x)| d >= x));
+    /// # Ok::<(), gpuprims::Error>(())
+    /// ```
+    pub fn dilate<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+        self.dilate_with(x, window, border, MorphVariant::Auto)
+    }
+
+    /// [`Gpu::dilate`] with a chosen rung of the ladder.
+    pub fn dilate_with<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: MorphVariant,
+    ) -> Result<X::Output<T>> {
+        let y = self.run_filter2d(&x, |s| Filter2dPlan::dilate(self, s, window, border, variant))?;
+        X::finish(self, y)
+    }
+
+    /// Grey erosion: the minimum over a `(h, w)` rectangle (scipy `grey_erosion(x, size=(h, w))`),
+    /// `Auto` variant.
+    pub fn erode<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+        self.erode_with(x, window, border, MorphVariant::Auto)
+    }
+
+    /// [`Gpu::erode`] with a chosen rung of the ladder.
+    pub fn erode_with<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: MorphVariant,
+    ) -> Result<X::Output<T>> {
+        let y = self.run_filter2d(&x, |s| Filter2dPlan::erode(self, s, window, border, variant))?;
+        X::finish(self, y)
+    }
+
+    /// Morphological gradient, dilation − erosion (scipy `morphological_gradient(x, size=…)`).
+    pub fn morphological_gradient<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<X::Output<T>> {
+        let mut dil = self.run_filter2d(&x, |s| Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto))?;
+        let ero = self.run_filter2d(&x, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
+        let n = dil.len();
+        if n > 0 {
+            let inst = T::MAX as usize;
+            let func = &self.family::<Filter2dKernels>()?.morph[inst][MorphKernel::Difference as usize];
+            let grid = (n as u64).div_ceil(BLOCK_THREADS as u64).min(4 * 1024) as u32;
+            let stream = self.stream();
+            let dil_ptr = dil.as_slice().device_ptr(stream).0;
+            let n64 = n as u64;
+            let mut b = stream.launch_builder(func);
+            b.arg(&dil_ptr).arg(ero.as_slice()).arg(dil.as_mut_slice()).arg(&n64);
+            // SAFETY: `(a, b: *const T, y: *mut T, n: u64)`, y = a − b in place over the
+            // dilation (`a` is its address: each thread reads element i before writing it); all
+            // hold n elements.
+            unsafe { b.launch(cfg(grid, BLOCK_THREADS, 0)) }?;
+        }
+        X::finish(self, dil)
+    }
+
+    /// Grey opening, erosion then dilation (scipy `grey_opening(x, size=…)`).
+    pub fn opening<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+        let e = self.run_filter2d(&x, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
+        let y = self.run_filter2d(&&e, |s| Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto))?;
+        X::finish(self, y)
+    }
+
+    /// Grey closing, dilation then erosion (scipy `grey_closing(x, size=…)`).
+    pub fn closing<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+        let d = self.run_filter2d(&x, |s| Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto))?;
+        let y = self.run_filter2d(&&d, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
+        X::finish(self, y)
+    }
+
+    /// The classic 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16`: integers `(Σ + 8) >> 4` of the exact sum
+    /// (bit-exact), f32 `Σ / 16`. `Auto` variant.
+    pub fn gaussian3x3<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, border: Border) -> Result<X::Output<T>> {
+        self.gaussian3x3_with(x, border, Filter2dVariant::Auto)
+    }
+
+    /// [`Gpu::gaussian3x3`] with a chosen rung.
+    pub fn gaussian3x3_with<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<X::Output<T>> {
+        let y = self.run_filter2d(&x, |s| Filter2dPlan::gaussian3x3(self, s, border, variant))?;
+        X::finish(self, y)
+    }
+
+    /// Gaussian filter with scipy's `gaussian_filter(x, sigma, mode, cval, truncate=4.0)` taps,
+    /// applied down the columns then along the rows (integers: each pass truncated, as scipy).
+    pub fn gaussian<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, sigma: f64, border: Border) -> Result<X::Output<T>> {
+        let taps = gaussian_taps(sigma)?;
+        self.separable2d(x, &taps, &taps, border)
+    }
+
+    /// Separable correlation: `ky` along axis −2 (scipy `correlate1d(x, ky, axis=0)`), then `kx`
+    /// along axis −1, each pass extending its input by `border` (scipy's `gaussian_filter`/`sobel`
+    /// order and semantics). Taps are centred at `len / 2`.
+    pub fn separable2d<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        ky: &[f64],
+        kx: &[f64],
+        border: Border,
+    ) -> Result<X::Output<T>> {
+        let y = self.run_filter2d(&x, |s| Filter2dPlan::separable(self, s, ky, kx, border))?;
+        X::finish(self, y)
+    }
+
+    /// Sobel derivative along `axis` (0: rows, i.e. down the columns; 1: columns), scipy's
+    /// `sobel(x, axis)` kernel and sign (`[-1 0 1]` along the axis, `[1 2 1]` across). `u8` gives
+    /// the exact `i16`; `f32` gives `f32`. `Auto` variant.
+    ///
+    /// One difference from scipy: under `Border::Constant(v)` with `v ≠ 0`, scipy applies the
+    /// constant again to its first 1D pass's result, gpuprims extends the image once (the 2D
+    /// definition); the outputs next to the border differ. `Zero` and the other modes agree.
+    pub fn sobel<T: SobelElement, D: Dimension, X: Operand<T, D>>(&self, x: X, axis: usize, border: Border) -> Result<X::Output<T::Out>>
+    {
+        self.sobel_with(x, axis, border, Filter2dVariant::Auto)
+    }
+
+    /// [`Gpu::sobel`] with a chosen rung.
+    pub fn sobel_with<T: SobelElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        axis: usize,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<X::Output<T::Out>>
+    {
+        let y = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, axis, border, variant))?;
+        X::finish(self, y)
+    }
+
+    /// Gradient magnitude `√(sobel(x, 0)² + sobel(x, 1)²)` in f32 (`np.hypot` of scipy's two Sobel
+    /// images).
+    pub fn sobel_magnitude<T: SobelElement, D: Dimension, X: Operand<T, D>>(&self, x: X, border: Border) -> Result<X::Output<f32>>
+    {
+        let g0 = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, 0, border, Filter2dVariant::Auto))?;
+        let g1 = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, 1, border, Filter2dVariant::Auto))?;
+        let mut y = DeviceArray::<f32, D>::uninit(self, x.dims())?;
+        let n = y.len();
+        if n > 0 {
+            let func = &self.family::<Filter2dKernels>()?.magnitude[T::MAGNITUDE];
+            let grid = (n as u64).div_ceil(BLOCK_THREADS as u64).min(4 * 1024) as u32;
+            let n64 = n as u64;
+            let mut b = self.stream().launch_builder(func);
+            b.arg(g0.as_slice()).arg(g1.as_slice()).arg(y.as_mut_slice()).arg(&n64);
+            // SAFETY: `(a, b: *const T::Out, y: *mut f32, n: u64)`; all hold n elements.
+            unsafe { b.launch(cfg(grid, BLOCK_THREADS, 0)) }?;
+        }
+        X::finish(self, y)
+    }
+
+    /// 2D correlation with a small `f32` kernel (scipy `correlate(x, kernel)`, centred at
+    /// `(kh/2, kw/2)`), taps in the constant bank (at most 16384). `Auto` variant.
+    pub fn correlate2d<D: Dimension, X: Operand<f32, D>>(&self, x: X, kernel: ArrayView2<f32>, border: Border) -> Result<X::Output<f32>> {
+        self.correlate2d_with(x, kernel, border, Filter2dVariant::Auto)
+    }
+
+    /// [`Gpu::correlate2d`] with a chosen rung.
+    pub fn correlate2d_with<D: Dimension, X: Operand<f32, D>>(
+        &self,
+        x: X,
+        kernel: ArrayView2<f32>,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<X::Output<f32>> {
+        let y = self.run_filter2d(&x, |s| Filter2dPlan::correlate(self, s, kernel, border, variant))?;
+        X::finish(self, y)
+    }
+}
