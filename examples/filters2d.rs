@@ -45,7 +45,12 @@ fn main() {
         let variants: Vec<MorphVariant> = if k <= 5 {
             MorphVariant::ALL.into_iter().chain([MorphVariant::Auto]).collect()
         } else {
-            vec![MorphVariant::SharedTile, MorphVariant::Separable, MorphVariant::VanHerk, MorphVariant::Auto]
+            vec![
+                MorphVariant::SharedTile,
+                MorphVariant::Separable,
+                MorphVariant::VanHerk,
+                MorphVariant::Auto,
+            ]
         };
         let (rayon_us, want) = support::cpu_time_us(1, || separable_max(&x, side, side, (k, k)));
         if k <= 5 && quick {
@@ -64,11 +69,22 @@ fn main() {
             .collect();
         let rows = ladder(&gpu, &xd, plans, &want, 2.0, copy).unwrap_or_else(|e| fail(e));
         failed |= rows.iter().any(|r| !r.ok);
-        support::print_table(&format!("grey dilation {k}×{k}, u8 {side}² replicate"), &rows, f64::NAN, rayon_us);
+        support::print_table(
+            &format!("grey dilation {k}×{k}, u8 {side}² replicate"),
+            &rows,
+            f64::NAN,
+            rayon_us,
+        );
     }
-    let variants: Vec<Filter2dVariant> = Filter2dVariant::ALL.into_iter().chain([Filter2dVariant::Auto]).collect();
+    let variants: Vec<Filter2dVariant> = Filter2dVariant::ALL
+        .into_iter()
+        .chain([Filter2dVariant::Auto])
+        .collect();
     let (rayon_us, want) = support::cpu_time_us(1, || {
-        cpu::gaussian3x3(&x, side, side, BORDER).into_iter().map(|v| v as u8).collect::<Vec<u8>>()
+        cpu::gaussian3x3(&x, side, side, BORDER)
+            .into_iter()
+            .map(|v| v as u8)
+            .collect::<Vec<u8>>()
     });
     let plans = variants
         .iter()
@@ -79,10 +95,18 @@ fn main() {
         .collect();
     let rows = ladder(&gpu, &xd, plans, &want, 2.0, copy).unwrap_or_else(|e| fail(e));
     failed |= rows.iter().any(|r| !r.ok);
-    support::print_table(&format!("Gaussian 3×3 [1 2 1]ᵀ[1 2 1]/16, u8 {side}² replicate"), &rows, f64::NAN, rayon_us);
+    support::print_table(
+        &format!("Gaussian 3×3 [1 2 1]ᵀ[1 2 1]/16, u8 {side}² replicate"),
+        &rows,
+        f64::NAN,
+        rayon_us,
+    );
     for axis in [0, 1] {
         let (rayon_us, want) = support::cpu_time_us(1, || {
-            cpu::sobel(&x, side, side, axis, BORDER).into_iter().map(|v| v as i16).collect::<Vec<i16>>()
+            cpu::sobel(&x, side, side, axis, BORDER)
+                .into_iter()
+                .map(|v| v as i16)
+                .collect::<Vec<i16>>()
         });
         let plans = variants
             .iter()
@@ -93,13 +117,22 @@ fn main() {
             .collect();
         let rows = ladder(&gpu, &xd, plans, &want, 3.0, copy).unwrap_or_else(|e| fail(e));
         failed |= rows.iter().any(|r| !r.ok);
-        support::print_table(&format!("Sobel axis {axis}, u8 → i16 {side}² replicate"), &rows, f64::NAN, rayon_us);
+        support::print_table(
+            &format!("Sobel axis {axis}, u8 → i16 {side}² replicate"),
+            &rows,
+            f64::NAN,
+            rayon_us,
+        );
     }
     support::finish(TUTORIAL, failed);
 }
 
 fn label(asked: &str, ran: &str) -> String {
-    if asked == ran { asked.into() } else { format!("{asked} ({ran})") }
+    if asked == ran {
+        asked.into()
+    } else {
+        format!("{asked} ({ran})")
+    }
 }
 
 /// Times each plan (output poisoned before every run), checks its result bit for bit.
@@ -155,7 +188,10 @@ fn separable_max(x: &[u8], h: usize, w: usize, (kh, kw): (usize, usize)) -> Vec<
     y.par_chunks_mut(w).enumerate().for_each(|(r, out)| {
         let row = &cols[r * w..][..w];
         for (c, o) in out.iter_mut().enumerate() {
-            *o = (0..kw).map(|j| row[clamp(c as i64 + j as i64 - ax as i64, w)]).max().unwrap_or(0);
+            *o = (0..kw)
+                .map(|j| row[clamp(c as i64 + j as i64 - ax as i64, w)])
+                .max()
+                .unwrap_or(0);
         }
     });
     y

@@ -53,8 +53,8 @@ pub use array::{DeviceArray, DeviceInput, InputSlice, Operand};
 pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
-pub use ops::filter2d::{Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
+pub use ops::filter2d::{Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement};
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
 pub use ops::window::{

@@ -60,11 +60,20 @@ pub fn oracle(c: &ScipyFilter) -> Vec<f64> {
         ($t:ty) => {{
             let x: Vec<$t> = c.x.iter().map(|&v| v as $t).collect();
             match c.op.as_str() {
-                "dilate" => cpu::dilate(&x, h, w, (p[0] as usize, p[1] as usize), c.border).iter().map(|&v| v as f64).collect(),
-                "erode" => cpu::erode(&x, h, w, (p[0] as usize, p[1] as usize), c.border).iter().map(|&v| v as f64).collect(),
+                "dilate" => cpu::dilate(&x, h, w, (p[0] as usize, p[1] as usize), c.border)
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
+                "erode" => cpu::erode(&x, h, w, (p[0] as usize, p[1] as usize), c.border)
+                    .iter()
+                    .map(|&v| v as f64)
+                    .collect(),
                 "gaussian" => {
                     let t = gaussian_taps(p[0]).expect("sigma");
-                    cpu::separable2d(&x, h, w, &t, &t, c.border).iter().map(|&v| v as f64).collect()
+                    cpu::separable2d(&x, h, w, &t, &t, c.border)
+                        .iter()
+                        .map(|&v| v as f64)
+                        .collect()
                 }
                 "sobel" => cpu::sobel(&x, h, w, p[0] as usize, c.border),
                 "correlate" => {

@@ -42,8 +42,27 @@ el! {
     f32: "f32", |r: &mut ChaCha8Rng| r.random_range(-100.0f32..100.0), Some(f32::NAN);
 }
 
-const SHAPES: [&[usize]; 8] = [&[1, 1], &[1, 37], &[41, 1], &[37, 53], &[8192, 3], &[3, 4160], &[2, 3, 19, 70], &[67, 160]];
-const WINDOWS: [(usize, usize); 9] = [(1, 1), (3, 3), (5, 5), (7, 7), (1, 9), (9, 1), (2, 4), (31, 31), (60, 90)];
+const SHAPES: [&[usize]; 8] = [
+    &[1, 1],
+    &[1, 37],
+    &[41, 1],
+    &[37, 53],
+    &[8192, 3],
+    &[3, 4160],
+    &[2, 3, 19, 70],
+    &[67, 160],
+];
+const WINDOWS: [(usize, usize); 9] = [
+    (1, 1),
+    (3, 3),
+    (5, 5),
+    (7, 7),
+    (1, 9),
+    (9, 1),
+    (2, 4),
+    (31, 31),
+    (60, 90),
+];
 
 /// A random image of `shape` (a few NaNs in f32 images when `nans`).
 fn image<T: El>(shape: &[usize], seed: u64, nans: bool) -> ArrayD<T> {
@@ -132,12 +151,18 @@ fn morph_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<
                 });
                 let got = match (got, unsupported) {
                     (Err(Error::Unsupported { .. }), true) => continue,
-                    (Ok(_), true) => return Err(format!("{shape:?} {win:?}: {} ran an unsupported window", variant.name()).into()),
+                    (Ok(_), true) => {
+                        return Err(format!("{shape:?} {win:?}: {} ran an unsupported window", variant.name()).into());
+                    }
                     (Err(e), _) => return Err(format!("{shape:?} {win:?} {border:?}: {e}").into()),
                     (Ok(g), false) => g,
                 };
                 let xs = x.as_slice().expect("contiguous");
-                let want = if dilate { cpu::dilate(xs, h, w, win, border) } else { cpu::erode(xs, h, w, win, border) };
+                let want = if dilate {
+                    cpu::dilate(xs, h, w, win, border)
+                } else {
+                    cpu::erode(xs, h, w, win, border)
+                };
                 if got.shape() != x.shape() {
                     return Err(format!("shape {:?} for {shape:?}", got.shape()).into());
                 }
@@ -164,7 +189,11 @@ fn morph_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<
 
 /// `|got − want| ≤ tol` elementwise, integers exactly when `tol` is 0.
 fn close(got: &[f64], want: &[f64], tol: f64, what: &str) -> Result<(), Failed> {
-    match got.iter().zip(want).position(|(g, w)| !((g - w).abs() <= tol || (g.is_nan() && w.is_nan()))) {
+    match got
+        .iter()
+        .zip(want)
+        .position(|(g, w)| !((g - w).abs() <= tol || (g.is_nan() && w.is_nan())))
+    {
         Some(i) => Err(format!("{what}: at {i} got {}, want {} (tol {tol})", got[i], want[i]).into()),
         None if got.len() == want.len() => Ok(()),
         None => Err(format!("{what}: {} values, want {}", got.len(), want.len()).into()),
@@ -185,10 +214,21 @@ fn gaussian3x3_trial<T: El>(gpu: &Gpu, variant: Filter2dVariant) -> Result<(), F
         let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
         let x = image::<T>(shape, 7 + si as u64, false);
         for (bi, border) in Border::ALL.into_iter().enumerate() {
-            let got = run_rotated(gpu, &x, si + bi, |o| call!(gpu, o, |v| gpu.gaussian3x3_with(v, border, variant)))?;
+            let got = run_rotated(gpu, &x, si + bi, |o| {
+                call!(gpu, o, |v| gpu.gaussian3x3_with(v, border, variant))
+            })?;
             let want = cpu::gaussian3x3(x.as_slice().expect("contiguous"), h, w, border);
-            let tol = if <T as Pixel2d>::INTEGER { 0.0 } else { f32_tol(9, 4.0 * 100.0) / 16.0 };
-            close(&f64s(&got), &want, tol, &format!("{} {shape:?} {border:?}", variant.name()))?;
+            let tol = if <T as Pixel2d>::INTEGER {
+                0.0
+            } else {
+                f32_tol(9, 4.0 * 100.0) / 16.0
+            };
+            close(
+                &f64s(&got),
+                &want,
+                tol,
+                &format!("{} {shape:?} {border:?}", variant.name()),
+            )?;
         }
     }
     Ok(())
@@ -203,10 +243,21 @@ where
         let x = image::<T>(shape, 70 + si as u64, false);
         for (bi, border) in Border::ALL.into_iter().enumerate() {
             for axis in 0..2 {
-                let got = run_rotated(gpu, &x, si + bi + axis, |o| call!(gpu, o, |v| gpu.sobel_with(v, axis, border, variant)))?;
+                let got = run_rotated(gpu, &x, si + bi + axis, |o| {
+                    call!(gpu, o, |v| gpu.sobel_with(v, axis, border, variant))
+                })?;
                 let want = cpu::sobel(x.as_slice().expect("contiguous"), h, w, axis, border);
-                let tol = if <T as Pixel2d>::INTEGER { 0.0 } else { f32_tol(9, 4.0 * 100.0) };
-                close(&f64s(&got), &want, tol, &format!("{} {shape:?} {border:?} axis {axis}", variant.name()))?;
+                let tol = if <T as Pixel2d>::INTEGER {
+                    0.0
+                } else {
+                    f32_tol(9, 4.0 * 100.0)
+                };
+                close(
+                    &f64s(&got),
+                    &want,
+                    tol,
+                    &format!("{} {shape:?} {border:?} axis {axis}", variant.name()),
+                )?;
             }
         }
     }
@@ -218,20 +269,30 @@ fn correlate_trial(gpu: &Gpu, variant: Filter2dVariant) -> Result<(), Failed> {
     for (si, shape) in SHAPES.iter().enumerate() {
         let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
         let x = image::<f32>(shape, 170 + si as u64, false);
-        for (wi, &(kh, kw)) in [(1, 1), (3, 5), (7, 7), (1, 9), (9, 1), (2, 4), (31, 31)].iter().enumerate() {
+        for (wi, &(kh, kw)) in [(1, 1), (3, 5), (7, 7), (1, 9), (9, 1), (2, 4), (31, 31)]
+            .iter()
+            .enumerate()
+        {
             if shape.iter().product::<usize>() * kh * kw > 6_000_000 {
                 continue;
             }
             let k = Array2::from_shape_fn((kh, kw), |_| r.random_range(-1.0f32..1.0));
             let taps: Vec<f64> = k.iter().map(|&t| t as f64).collect();
             for (bi, border) in Border::ALL.into_iter().enumerate() {
-                let got = run_rotated(gpu, &x, si + wi + bi, |o| call!(gpu, o, |v| gpu.correlate2d_with(v, k.view(), border, variant)));
+                let got = run_rotated(gpu, &x, si + wi + bi, |o| {
+                    call!(gpu, o, |v| gpu.correlate2d_with(v, k.view(), border, variant))
+                });
                 let got = match (got, variant) {
                     (Err(Error::Unsupported { .. }), Filter2dVariant::RowVector) => continue,
                     (g, _) => g?,
                 };
                 let want = cpu::correlate2d(x.as_slice().expect("contiguous"), h, w, &taps, (kh, kw), border);
-                close(&f64s(&got), &want, f32_tol(kh * kw, 100.0), &format!("{} {shape:?} {kh}×{kw} {border:?}", variant.name()))?;
+                close(
+                    &f64s(&got),
+                    &want,
+                    f32_tol(kh * kw, 100.0),
+                    &format!("{} {shape:?} {kh}×{kw} {border:?}", variant.name()),
+                )?;
             }
         }
     }
@@ -262,7 +323,11 @@ fn composites(gpu: &Gpu) -> Result<(), Failed> {
     let x = image::<u8>(&[2, 45, 77], 5, false);
     let xs = x.as_slice().expect("contiguous");
     let (h, w) = (45, 77);
-    for (win, border) in [((3, 3), Border::Reflect), ((4, 7), Border::Constant(9.0)), ((15, 2), Border::Wrap)] {
+    for (win, border) in [
+        ((3, 3), Border::Reflect),
+        ((4, 7), Border::Constant(9.0)),
+        ((15, 2), Border::Wrap),
+    ] {
         let d = cpu::dilate(xs, h, w, win, border);
         let e = cpu::erode(xs, h, w, win, border);
         let grad: Vec<u8> = d.iter().zip(&e).map(|(a, b)| a.wrapping_sub(*b)).collect();
@@ -350,7 +415,9 @@ fn sobel_any<T: El>(gpu: &Gpu, x: &ArrayD<T>, axis: usize, border: Border) -> Re
     if let Some(x8) = (x as &dyn std::any::Any).downcast_ref::<ArrayD<u8>>() {
         return Ok(f64s(&gpu.sobel(x8, axis, border)?));
     }
-    let xf = (x as &dyn std::any::Any).downcast_ref::<ArrayD<f32>>().ok_or("sobel of u8 or f32")?;
+    let xf = (x as &dyn std::any::Any)
+        .downcast_ref::<ArrayD<f32>>()
+        .ok_or("sobel of u8 or f32")?;
     Ok(f64s(&gpu.sobel(xf, axis, border)?))
 }
 
@@ -367,40 +434,78 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
     bad(gpu.dilate(&x, (0, 3), Border::Zero).map(|_| ()), "zero window", invalid)?;
     bad(gpu.erode(&x, (3, 0), Border::Zero).map(|_| ()), "zero window", invalid)?;
     bad(gpu.gaussian(&x, 0.0, Border::Zero).map(|_| ()), "sigma 0", invalid)?;
-    bad(gpu.gaussian(&x, f64::NAN, Border::Zero).map(|_| ()), "sigma NaN", invalid)?;
+    bad(
+        gpu.gaussian(&x, f64::NAN, Border::Zero).map(|_| ()),
+        "sigma NaN",
+        invalid,
+    )?;
     bad(gpu.gaussian(&x, -1.0, Border::Zero).map(|_| ()), "sigma < 0", invalid)?;
     bad(gpu.sobel(&x, 2, Border::Zero).map(|_| ()), "sobel axis 2", invalid)?;
-    bad(gpu.separable2d(&x, &[], &[1.0], Border::Zero).map(|_| ()), "empty ky", invalid)?;
-    bad(gpu.separable2d(&x, &[f64::NAN], &[1.0], Border::Zero).map(|_| ()), "NaN tap", invalid)?;
+    bad(
+        gpu.separable2d(&x, &[], &[1.0], Border::Zero).map(|_| ()),
+        "empty ky",
+        invalid,
+    )?;
+    bad(
+        gpu.separable2d(&x, &[f64::NAN], &[1.0], Border::Zero).map(|_| ()),
+        "NaN tap",
+        invalid,
+    )?;
     let one_d = ndarray::Array1::<u8>::zeros(7);
-    bad(gpu.dilate(&one_d, (3, 3), Border::Zero).map(|_| ()), "1-D input", invalid)?;
+    bad(
+        gpu.dilate(&one_d, (3, 3), Border::Zero).map(|_| ()),
+        "1-D input",
+        invalid,
+    )?;
     let xf = Array2::<f32>::zeros((4, 5));
     let huge = Array2::<f32>::zeros((129, 128));
     bad(
         gpu.correlate2d(&xf, huge.view(), Border::Zero).map(|_| ()),
         "too many taps",
-        |e| matches!(e, Error::TooManyTaps { taps: 16512, max: 16384 }),
+        |e| {
+            matches!(
+                e,
+                Error::TooManyTaps {
+                    taps: 16512,
+                    max: 16384
+                }
+            )
+        },
     )?;
     bad(
-        gpu.dilate_with(&x, (7, 7), Border::Zero, MorphVariant::RowVector).map(|_| ()),
+        gpu.dilate_with(&x, (7, 7), Border::Zero, MorphVariant::RowVector)
+            .map(|_| ()),
         "row-vector 7×7",
         |e| matches!(e, Error::Unsupported { .. }),
     )?;
     bad(
-        gpu.dilate_with(&x, (3, 5), Border::Zero, MorphVariant::ComposedShared).map(|_| ()),
+        gpu.dilate_with(&x, (3, 5), Border::Zero, MorphVariant::ComposedShared)
+            .map(|_| ()),
         "composed 3×5",
         |e| matches!(e, Error::Unsupported { .. }),
     )?;
     bad(
-        gpu.correlate2d_with(&xf, Array2::<f32>::ones((3, 3)).view(), Border::Zero, Filter2dVariant::RowVector).map(|_| ()),
+        gpu.correlate2d_with(
+            &xf,
+            Array2::<f32>::ones((3, 3)).view(),
+            Border::Zero,
+            Filter2dVariant::RowVector,
+        )
+        .map(|_| ()),
         "row-vector correlate",
         |e| matches!(e, Error::Unsupported { .. }),
     )?;
     let kernel_nan = Array2::from_elem((3, 3), f32::NAN);
-    bad(gpu.correlate2d(&xf, kernel_nan.view(), Border::Zero).map(|_| ()), "NaN kernel", invalid)?;
+    bad(
+        gpu.correlate2d(&xf, kernel_nan.view(), Border::Zero).map(|_| ()),
+        "NaN kernel",
+        invalid,
+    )?;
     for shape in [[0usize, 5], [5, 0], [0, 0]] {
         let e = Array2::<u8>::zeros(shape);
-        if gpu.dilate(&e, (3, 3), Border::Reflect)?.shape() != shape || gpu.gaussian(&e, 1.0, Border::Reflect)?.shape() != shape {
+        if gpu.dilate(&e, (3, 3), Border::Reflect)?.shape() != shape
+            || gpu.gaussian(&e, 1.0, Border::Reflect)?.shape() != shape
+        {
             return Err(format!("empty {shape:?}").into());
         }
         let ef = Array2::<f32>::zeros(shape);
@@ -410,7 +515,9 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
     }
     // Windows larger than the image are defined by the border: 1×1 image, 9×9 window.
     let one = Array2::from_elem((1, 1), 7u8);
-    if gpu.dilate(&one, (9, 9), Border::Constant(200.0))?[[0, 0]] != 200 || gpu.erode(&one, (9, 9), Border::Reflect)?[[0, 0]] != 7 {
+    if gpu.dilate(&one, (9, 9), Border::Constant(200.0))?[[0, 0]] != 200
+        || gpu.erode(&one, (9, 9), Border::Reflect)?[[0, 0]] != 7
+    {
         return Err("1×1 image, 9×9 window".into());
     }
     Ok(())
@@ -422,24 +529,54 @@ pub fn trials() -> Vec<Trial> {
     for v in morph_variants {
         for dilate in [true, false] {
             let op = if dilate { "dilate" } else { "erode" };
-            t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u8", v.name()), move |g| morph_trial::<u8>(g, v, dilate)));
-            t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u16", v.name()), move |g| morph_trial::<u16>(g, v, dilate)));
-            t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_f32", v.name()), move |g| morph_trial::<f32>(g, v, dilate)));
+            t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u8", v.name()), move |g| {
+                morph_trial::<u8>(g, v, dilate)
+            }));
+            t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u16", v.name()), move |g| {
+                morph_trial::<u16>(g, v, dilate)
+            }));
+            t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_f32", v.name()), move |g| {
+                morph_trial::<f32>(g, v, dilate)
+            }));
         }
     }
     for v in Filter2dVariant::ALL.into_iter().chain([Filter2dVariant::Auto]) {
         let n = v.name();
-        t.push(gpu_trial(format!("gpu_filter2d::gaussian3x3_{n}_u8"), move |g| gaussian3x3_trial::<u8>(g, v)));
-        t.push(gpu_trial(format!("gpu_filter2d::gaussian3x3_{n}_u16"), move |g| gaussian3x3_trial::<u16>(g, v)));
-        t.push(gpu_trial(format!("gpu_filter2d::gaussian3x3_{n}_f32"), move |g| gaussian3x3_trial::<f32>(g, v)));
-        t.push(gpu_trial(format!("gpu_filter2d::sobel_{n}_u8"), move |g| sobel_trial::<u8>(g, v)));
-        t.push(gpu_trial(format!("gpu_filter2d::sobel_{n}_f32"), move |g| sobel_trial::<f32>(g, v)));
-        t.push(gpu_trial(format!("gpu_filter2d::correlate2d_{n}_f32"), move |g| correlate_trial(g, v)));
+        t.push(gpu_trial(format!("gpu_filter2d::gaussian3x3_{n}_u8"), move |g| {
+            gaussian3x3_trial::<u8>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_filter2d::gaussian3x3_{n}_u16"), move |g| {
+            gaussian3x3_trial::<u16>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_filter2d::gaussian3x3_{n}_f32"), move |g| {
+            gaussian3x3_trial::<f32>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_filter2d::sobel_{n}_u8"), move |g| {
+            sobel_trial::<u8>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_filter2d::sobel_{n}_f32"), move |g| {
+            sobel_trial::<f32>(g, v)
+        }));
+        t.push(gpu_trial(format!("gpu_filter2d::correlate2d_{n}_f32"), move |g| {
+            correlate_trial(g, v)
+        }));
     }
-    t.push(gpu_trial("gpu_filter2d::gaussian_sigma_u8".into(), gaussian_sigma_trial::<u8>));
-    t.push(gpu_trial("gpu_filter2d::gaussian_sigma_u16".into(), gaussian_sigma_trial::<u16>));
-    t.push(gpu_trial("gpu_filter2d::gaussian_sigma_f32".into(), gaussian_sigma_trial::<f32>));
-    t.push(gpu_trial("gpu_filter2d::gradient_opening_closing_magnitude".into(), composites));
+    t.push(gpu_trial(
+        "gpu_filter2d::gaussian_sigma_u8".into(),
+        gaussian_sigma_trial::<u8>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::gaussian_sigma_u16".into(),
+        gaussian_sigma_trial::<u16>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::gaussian_sigma_f32".into(),
+        gaussian_sigma_trial::<f32>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::gradient_opening_closing_magnitude".into(),
+        composites,
+    ));
     t.push(gpu_trial("gpu_filter2d::scipy_fixture".into(), scipy_on_gpu));
     t.push(gpu_trial("gpu_filter2d::errors_and_empty".into(), errors_and_empty));
     t

@@ -92,22 +92,40 @@ fn extremum<T: Pixel2d>(
 /// scipy `grey_dilation(x, size=(kh, kw), mode=border)` of `planes` planes of `h × w`.
 pub fn dilate<T: Pixel2d>(x: &[T], h: usize, w: usize, (kh, kw): (usize, usize), border: Border) -> Vec<T> {
     let anchor = ((kh - 1) / 2, (kw - 1) / 2);
-    map_planes(x, h, w, |p, r, c| extremum(p, (h, w), (r, c), (kh, kw), anchor, border, true))
+    map_planes(x, h, w, |p, r, c| {
+        extremum(p, (h, w), (r, c), (kh, kw), anchor, border, true)
+    })
 }
 
 /// scipy `grey_erosion(x, size=(kh, kw), mode=border)`.
 pub fn erode<T: Pixel2d>(x: &[T], h: usize, w: usize, (kh, kw): (usize, usize), border: Border) -> Vec<T> {
     let anchor = (kh / 2, kw / 2);
-    map_planes(x, h, w, |p, r, c| extremum(p, (h, w), (r, c), (kh, kw), anchor, border, false))
+    map_planes(x, h, w, |p, r, c| {
+        extremum(p, (h, w), (r, c), (kh, kw), anchor, border, false)
+    })
 }
 
 /// Σ `k[i][j] · x` over the window centred at `(kh/2, kw/2)`, in f64 (exact for integer data and
 /// integer taps of the sizes tested).
-fn correlate_at<T: Pixel2d>(plane: &[T], (h, w): (usize, usize), (r, c): (i64, i64), k: &[f64], (kh, kw): (usize, usize), border: Border) -> f64 {
+fn correlate_at<T: Pixel2d>(
+    plane: &[T],
+    (h, w): (usize, usize),
+    (r, c): (i64, i64),
+    k: &[f64],
+    (kh, kw): (usize, usize),
+    border: Border,
+) -> f64 {
     let mut s = 0.0;
     for i in 0..kh {
         for j in 0..kw {
-            let v = sample(plane, h, w, r + i as i64 - (kh / 2) as i64, c + j as i64 - (kw / 2) as i64, border);
+            let v = sample(
+                plane,
+                h,
+                w,
+                r + i as i64 - (kh / 2) as i64,
+                c + j as i64 - (kw / 2) as i64,
+                border,
+            );
             s += k[i * kw + j] * v.to_f64();
         }
     }
@@ -115,7 +133,14 @@ fn correlate_at<T: Pixel2d>(plane: &[T], (h, w): (usize, usize), (r, c): (i64, i
 }
 
 /// 2D correlation in f64 (scipy `correlate(x, k)` before the cast to the output type).
-pub fn correlate2d<T: Pixel2d>(x: &[T], h: usize, w: usize, k: &[f64], (kh, kw): (usize, usize), border: Border) -> Vec<f64> {
+pub fn correlate2d<T: Pixel2d>(
+    x: &[T],
+    h: usize,
+    w: usize,
+    k: &[f64],
+    (kh, kw): (usize, usize),
+    border: Border,
+) -> Vec<f64> {
     map_planes(x, h, w, |p, r, c| correlate_at(p, (h, w), (r, c), k, (kh, kw), border))
 }
 
@@ -124,7 +149,13 @@ pub fn gaussian3x3<T: Pixel2d>(x: &[T], h: usize, w: usize, border: Border) -> V
     let k = [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0];
     correlate2d(x, h, w, &k, (3, 3), border)
         .into_iter()
-        .map(|s| if T::INTEGER { ((s as i64 + 8) >> 4) as f64 } else { s / 16.0 })
+        .map(|s| {
+            if T::INTEGER {
+                ((s as i64 + 8) >> 4) as f64
+            } else {
+                s / 16.0
+            }
+        })
         .collect()
 }
 
@@ -146,7 +177,12 @@ fn pass<T: Pixel2d>(x: &[T], h: usize, w: usize, k: &[f64], down: bool, border: 
     let sym = crate::ops::filter2d::symmetry(k);
     map_planes(x, h, w, |p, r, c| {
         let s = |d: i64| {
-            if down { sample(p, h, w, r + d, c, border) } else { sample(p, h, w, r, c + d, border) }.to_f64()
+            if down {
+                sample(p, h, w, r + d, c, border)
+            } else {
+                sample(p, h, w, r, c + d, border)
+            }
+            .to_f64()
         };
         let wt = |d: i64| k[(d + before) as usize];
         if sym == 0 {

@@ -411,7 +411,12 @@ fn check_window((kh, kw): (usize, usize)) -> Result<()> {
 }
 
 /// The base launch arguments.
-fn args<T: Filter2dElement>(s: Filter2dShape, (kh, kw): (usize, usize), (ay, ax): (usize, usize), border: Border) -> Filter2dArgs<T> {
+fn args<T: Filter2dElement>(
+    s: Filter2dShape,
+    (kh, kw): (usize, usize),
+    (ay, ax): (usize, usize),
+    border: Border,
+) -> Filter2dArgs<T> {
     let (mode, v): (BorderMode, f64) = border.device();
     Filter2dArgs {
         planes: s.planes as u64,
@@ -432,10 +437,13 @@ fn args<T: Filter2dElement>(s: Filter2dShape, (kh, kw): (usize, usize), (ay, ax)
 }
 
 fn blocks(n: u64, what: &'static str) -> Result<u32> {
-    u32::try_from(n).ok().filter(|&b| b < i32::MAX as u32).ok_or_else(|| Error::Unsupported {
-        variant: what,
-        reason: format!("{n} blocks exceed the grid limit; split the batch of planes"),
-    })
+    u32::try_from(n)
+        .ok()
+        .filter(|&b| b < i32::MAX as u32)
+        .ok_or_else(|| Error::Unsupported {
+            variant: what,
+            reason: format!("{n} blocks exceed the grid limit; split the batch of planes"),
+        })
 }
 
 fn cfg(grid: u32, block: u32, smem: u64) -> LaunchConfig {
@@ -486,11 +494,17 @@ fn tile_launch<T: Filter2dElement>(
             what,
         });
     }
-    Ok(cfg(tiles(s, TILE_W as usize, TILE_H as usize, what)?, BLOCK_THREADS, smem))
+    Ok(cfg(
+        tiles(s, TILE_W as usize, TILE_H as usize, what)?,
+        BLOCK_THREADS,
+        smem,
+    ))
 }
 
-/// The row-vector launch: strips of rows sized so the grid covers the GPU about twice.
-fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape, x_aligned: bool) -> Result<(LaunchConfig, u32, u32)> {
+/// The row-vector launch: strips of 64 rows, halved (down to 8) until the grid has 16 blocks per
+/// SM; 16-byte rows when the width is a whole number of vectors (`enqueue` also checks the
+/// buffers' alignment).
+fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<(LaunchConfig, u32, u32)> {
     let lanes = 16 / size_of::<T>();
     let columns = s.w.div_ceil(ROW_VECTOR_THREADS as usize * lanes);
     let target = 4 * gpu.props().sm_count as usize * 4;
@@ -499,7 +513,7 @@ fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape, x_aligned:
         strip /= 2;
     }
     let grid = blocks((columns * s.h.div_ceil(strip) * s.planes) as u64, "row-vector")?;
-    let vector_rows = (s.w % lanes == 0 && x_aligned) as u32;
+    let vector_rows = s.w.is_multiple_of(lanes) as u32;
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
 }
 
@@ -641,12 +655,24 @@ enum Extremum {
 impl<T: Filter2dElement> Filter2dPlan<T, T> {
     /// Plans a grey dilation (max over the window, scipy's `grey_dilation` anchoring) of images of
     /// `shape` with `variant`.
-    pub fn dilate(gpu: &Gpu, shape: Filter2dShape, window: (usize, usize), border: Border, variant: MorphVariant) -> Result<Self> {
+    pub fn dilate(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        window: (usize, usize),
+        border: Border,
+        variant: MorphVariant,
+    ) -> Result<Self> {
         Self::morph(gpu, shape, window, border, variant, Extremum::Max)
     }
 
     /// Plans a grey erosion (min over the window, `grey_erosion` anchoring).
-    pub fn erode(gpu: &Gpu, shape: Filter2dShape, window: (usize, usize), border: Border, variant: MorphVariant) -> Result<Self> {
+    pub fn erode(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        window: (usize, usize),
+        border: Border,
+        variant: MorphVariant,
+    ) -> Result<Self> {
         Self::morph(gpu, shape, window, border, variant, Extremum::Min)
     }
 
@@ -694,14 +720,17 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             MorphVariant::OnePixel => one(MorphKernel::OnePixel, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0)),
             MorphVariant::MultiPixel => {
                 let m = MULTI_PIXEL as usize;
-                one(MorphKernel::MultiPixel, cfg(tiles(s, 32 * m, 8 * m, v.name())?, BLOCK_THREADS, 0))
+                one(
+                    MorphKernel::MultiPixel,
+                    cfg(tiles(s, 32 * m, 8 * m, v.name())?, BLOCK_THREADS, 0),
+                )
             }
             MorphVariant::SharedTile => one(
                 MorphKernel::SharedTile,
                 tile_launch::<T>(gpu, s, (kh, kw), false, "the shared tile")?,
             ),
             MorphVariant::ComposedShared => {
-                if kh != kw || kh % 2 == 0 {
+                if kh != kw || kh.is_multiple_of(2) {
                     return Err(Error::Unsupported {
                         variant: v.name(),
                         reason: format!("composes 3 × 3 passes into odd squares only, got {kh} × {kw}"),
@@ -723,7 +752,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         });
                     }
                 };
-                let (c, strip, vector_rows) = row_vector_launch::<T>(gpu, s, true)?;
+                let (c, strip, vector_rows) = row_vector_launch::<T>(gpu, s)?;
                 let mut a = base;
                 a.strip = strip;
                 a.vector_rows = vector_rows;
@@ -740,32 +769,42 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 let mut passes: Vec<(MorphKernel, LaunchConfig, u32)> = Vec::new();
                 if kh > 1 || kw == 1 {
                     passes.push(if vh && kh > 1 {
-                        let rows = van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
-                            window: kh,
-                            max: (VAN_HERK_SMEM / (2 * size * VAN_HERK_COLS)) as usize - 8,
-                            what: "a van Herk column pass",
-                        })?;
+                        let rows =
+                            van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
+                                window: kh,
+                                max: (VAN_HERK_SMEM / (2 * size * VAN_HERK_COLS)) as usize - 8,
+                                what: "a van Herk column pass",
+                            })?;
                         let rows = rows.min((s.h as u32).div_ceil(8) * 8);
                         let smem = 2 * (rows + kh as u32 - 1) as u64 * VAN_HERK_COLS as u64 * size as u64;
                         let grid = tiles(s, VAN_HERK_COLS as usize, rows as usize, v.name())?;
                         (MorphKernel::VanHerkCols, cfg(grid, BLOCK_THREADS, smem), rows)
                     } else {
-                        (MorphKernel::PassCols, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0), 0)
+                        (
+                            MorphKernel::PassCols,
+                            cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
+                            0,
+                        )
                     });
                 }
                 if kw > 1 {
                     passes.push(if vh {
-                        let tile = van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
-                            window: kw,
-                            max: (VAN_HERK_SMEM / (2 * size)) as usize - BLOCK_THREADS as usize,
-                            what: "a van Herk row pass",
-                        })?;
+                        let tile =
+                            van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
+                                window: kw,
+                                max: (VAN_HERK_SMEM / (2 * size)) as usize - BLOCK_THREADS as usize,
+                                what: "a van Herk row pass",
+                            })?;
                         let tile = tile.min((s.w as u32).div_ceil(BLOCK_THREADS) * BLOCK_THREADS);
                         let smem = 2 * (tile + kw as u32 - 1) as u64 * size as u64;
                         let grid = blocks((s.w.div_ceil(tile as usize) * s.h * s.planes) as u64, v.name())?;
                         (MorphKernel::VanHerkRows, cfg(grid, BLOCK_THREADS, smem), tile)
                     } else {
-                        (MorphKernel::PassRows, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0), 0)
+                        (
+                            MorphKernel::PassRows,
+                            cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
+                            0,
+                        )
                     });
                 }
                 let last = passes.len() - 1;
@@ -854,7 +893,13 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
 
 impl<T: SobelElement> Filter2dPlan<T, T::Out> {
     /// Plans [`Gpu::sobel`] along `axis` (0: down the columns, 1: along the rows).
-    pub fn sobel(gpu: &Gpu, shape: Filter2dShape, axis: usize, border: Border, variant: Filter2dVariant) -> Result<Self> {
+    pub fn sobel(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        axis: usize,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<Self> {
         let taps: [i32; 9] = match axis {
             0 => [-1, -2, -1, 0, 0, 0, 1, 2, 1],
             1 => [-1, 0, 1, -2, 0, 2, -1, 0, 1],
@@ -882,7 +927,13 @@ impl<T: SobelElement> Filter2dPlan<T, T::Out> {
 impl Filter2dPlan<f32, f32> {
     /// Plans [`Gpu::correlate2d`] with `kernel` (row-major `kh × kw`, f32 taps in the constant
     /// bank: at most 16384).
-    pub fn correlate(gpu: &Gpu, s: Filter2dShape, kernel: ArrayView2<f32>, border: Border, variant: Filter2dVariant) -> Result<Self> {
+    pub fn correlate(
+        gpu: &Gpu,
+        s: Filter2dShape,
+        kernel: ArrayView2<f32>,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<Self> {
         let (kh, kw) = kernel.dim();
         check_window((kh, kw))?;
         check_shape(s)?;
@@ -923,7 +974,7 @@ impl Filter2dPlan<f32, f32> {
 /// which selects `NI_Correlate1D`'s summation order (the passes reproduce it bit for bit).
 pub fn symmetry(k: &[f64]) -> u32 {
     let r = k.len() / 2;
-    if k.len() % 2 == 0 {
+    if k.len().is_multiple_of(2) {
         return TAPS_GENERAL;
     }
     let pairs = || (1..=r).map(|i| (k[r - i], k[r + i]));
@@ -983,7 +1034,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
         v => v,
     };
     if v == Filter2dVariant::RowVector {
-        let (c, strip, vector_rows) = row_vector_launch::<I>(gpu, s, true)?;
+        let (c, strip, vector_rows) = row_vector_launch::<I>(gpu, s)?;
         let mut a = args::<I>(s, (3, 3), (1, 1), border);
         a.strip = strip;
         a.vector_rows = vector_rows;
@@ -1023,7 +1074,10 @@ pub fn gaussian_taps(sigma: f64) -> Result<Vec<f64>> {
     if radius > 63 {
         return Err(Error::InvalidArgument {
             name: "sigma",
-            reason: format!("{sigma} gives a {}-tap kernel; at most 127 taps (sigma < 15.75)", 2 * radius + 1),
+            reason: format!(
+                "{sigma} gives a {}-tap kernel; at most 127 taps (sigma < 15.75)",
+                2 * radius + 1
+            ),
         });
     }
     let phi: Vec<f64> = (-radius..=radius)
@@ -1057,7 +1111,11 @@ fn numpy_sum(a: &[f64]) -> f64 {
 
 impl Gpu {
     /// Runs a plan built for `x`'s shape into a fresh output.
-    fn run_filter2d<I, O, D, X>(&self, x: &X, plan: impl FnOnce(Filter2dShape) -> Result<Filter2dPlan<I, O>>) -> Result<DeviceArray<O, D>>
+    fn run_filter2d<I, O, D, X>(
+        &self,
+        x: &X,
+        plan: impl FnOnce(Filter2dShape) -> Result<Filter2dPlan<I, O>>,
+    ) -> Result<DeviceArray<O, D>>
     where
         I: Filter2dElement,
         O: DeviceRepr + Clone,
@@ -1085,7 +1143,12 @@ impl Gpu {
     /// assert!(d.iter().zip(img.iter()).all(|(d, x)| d >= x));
     /// # Ok::<(), gpuprims::Error>(())
     /// ```
-    pub fn dilate<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+    pub fn dilate<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<X::Output<T>> {
         self.dilate_with(x, window, border, MorphVariant::Auto)
     }
 
@@ -1103,7 +1166,12 @@ impl Gpu {
 
     /// Grey erosion: the minimum over a `(h, w)` rectangle (scipy `grey_erosion(x, size=(h, w))`),
     /// `Auto` variant.
-    pub fn erode<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+    pub fn erode<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<X::Output<T>> {
         self.erode_with(x, window, border, MorphVariant::Auto)
     }
 
@@ -1126,7 +1194,9 @@ impl Gpu {
         window: (usize, usize),
         border: Border,
     ) -> Result<X::Output<T>> {
-        let mut dil = self.run_filter2d(&x, |s| Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto))?;
+        let mut dil = self.run_filter2d(&x, |s| {
+            Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto)
+        })?;
         let ero = self.run_filter2d(&x, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
         let n = dil.len();
         if n > 0 {
@@ -1147,22 +1217,42 @@ impl Gpu {
     }
 
     /// Grey opening, erosion then dilation (scipy `grey_opening(x, size=…)`).
-    pub fn opening<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
+    pub fn opening<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<X::Output<T>> {
         let e = self.run_filter2d(&x, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
-        let y = self.run_filter2d(&&e, |s| Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto))?;
+        let y = self.run_filter2d(&&e, |s| {
+            Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto)
+        })?;
         X::finish(self, y)
     }
 
     /// Grey closing, dilation then erosion (scipy `grey_closing(x, size=…)`).
-    pub fn closing<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<T>> {
-        let d = self.run_filter2d(&x, |s| Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto))?;
-        let y = self.run_filter2d(&&d, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
+    pub fn closing<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<X::Output<T>> {
+        let d = self.run_filter2d(&x, |s| {
+            Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto)
+        })?;
+        let y = self.run_filter2d(&&d, |s| {
+            Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto)
+        })?;
         X::finish(self, y)
     }
 
     /// The classic 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16`: integers `(Σ + 8) >> 4` of the exact sum
     /// (bit-exact), f32 `Σ / 16`. `Auto` variant.
-    pub fn gaussian3x3<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, border: Border) -> Result<X::Output<T>> {
+    pub fn gaussian3x3<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        border: Border,
+    ) -> Result<X::Output<T>> {
         self.gaussian3x3_with(x, border, Filter2dVariant::Auto)
     }
 
@@ -1179,7 +1269,12 @@ impl Gpu {
 
     /// Gaussian filter with scipy's `gaussian_filter(x, sigma, mode, cval, truncate=4.0)` taps,
     /// applied down the columns then along the rows (integers: each pass truncated, as scipy).
-    pub fn gaussian<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(&self, x: X, sigma: f64, border: Border) -> Result<X::Output<T>> {
+    pub fn gaussian<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        sigma: f64,
+        border: Border,
+    ) -> Result<X::Output<T>> {
         let taps = gaussian_taps(sigma)?;
         self.separable2d(x, &taps, &taps, border)
     }
@@ -1205,8 +1300,12 @@ impl Gpu {
     /// One difference from scipy: under `Border::Constant(v)` with `v ≠ 0`, scipy applies the
     /// constant again to its first 1D pass's result, gpuprims extends the image once (the 2D
     /// definition); the outputs next to the border differ. `Zero` and the other modes agree.
-    pub fn sobel<T: SobelElement, D: Dimension, X: Operand<T, D>>(&self, x: X, axis: usize, border: Border) -> Result<X::Output<T::Out>>
-    {
+    pub fn sobel<T: SobelElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        axis: usize,
+        border: Border,
+    ) -> Result<X::Output<T::Out>> {
         self.sobel_with(x, axis, border, Filter2dVariant::Auto)
     }
 
@@ -1217,16 +1316,18 @@ impl Gpu {
         axis: usize,
         border: Border,
         variant: Filter2dVariant,
-    ) -> Result<X::Output<T::Out>>
-    {
+    ) -> Result<X::Output<T::Out>> {
         let y = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, axis, border, variant))?;
         X::finish(self, y)
     }
 
     /// Gradient magnitude `√(sobel(x, 0)² + sobel(x, 1)²)` in f32 (`np.hypot` of scipy's two Sobel
     /// images).
-    pub fn sobel_magnitude<T: SobelElement, D: Dimension, X: Operand<T, D>>(&self, x: X, border: Border) -> Result<X::Output<f32>>
-    {
+    pub fn sobel_magnitude<T: SobelElement, D: Dimension, X: Operand<T, D>>(
+        &self,
+        x: X,
+        border: Border,
+    ) -> Result<X::Output<f32>> {
         let g0 = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, 0, border, Filter2dVariant::Auto))?;
         let g1 = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, 1, border, Filter2dVariant::Auto))?;
         let mut y = DeviceArray::<f32, D>::uninit(self, x.dims())?;
@@ -1245,7 +1346,12 @@ impl Gpu {
 
     /// 2D correlation with a small `f32` kernel (scipy `correlate(x, kernel)`, centred at
     /// `(kh/2, kw/2)`), taps in the constant bank (at most 16384). `Auto` variant.
-    pub fn correlate2d<D: Dimension, X: Operand<f32, D>>(&self, x: X, kernel: ArrayView2<f32>, border: Border) -> Result<X::Output<f32>> {
+    pub fn correlate2d<D: Dimension, X: Operand<f32, D>>(
+        &self,
+        x: X,
+        kernel: ArrayView2<f32>,
+        border: Border,
+    ) -> Result<X::Output<f32>> {
         self.correlate2d_with(x, kernel, border, Filter2dVariant::Auto)
     }
 

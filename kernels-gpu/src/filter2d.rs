@@ -256,7 +256,11 @@ impl<I: Pixel, O: FromI32> Fold for IntTaps<I, O> {
 /// `v / 2^shift` rounded half up (an arithmetic shift floors).
 #[inline(always)]
 fn round_shift(v: i32, shift: u32) -> i32 {
-    if shift == 0 { v } else { v.wrapping_add(1 << (shift - 1)) >> shift }
+    if shift == 0 {
+        v
+    } else {
+        v.wrapping_add(1 << (shift - 1)) >> shift
+    }
 }
 
 /// `f32` correlation: `f32` taps from the bank, an FMA sum in window order.
@@ -325,7 +329,11 @@ fn scipy_correlate1d(k: u32, symmetry: u32, tap_offset: u32, sample: impl Fn(i32
         acc = mul_rn(sample(0), w(0));
         let mut j = -before;
         while j < 0 {
-            let pair = if symmetry == TAPS_SYMMETRIC { add_rn(sample(j), sample(-j)) } else { sub_rn(sample(j), sample(-j)) };
+            let pair = if symmetry == TAPS_SYMMETRIC {
+                add_rn(sample(j), sample(-j))
+            } else {
+                sub_rn(sample(j), sample(-j))
+            };
             acc = add_rn(acc, mul_rn(pair, w(j)));
             j += 1;
         }
@@ -342,7 +350,9 @@ pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) 
     }
     let plane = Plane::of(x, p, a);
     // SAFETY: rows from plane.row; c < w.
-    let v = scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| unsafe { plane.at(plane.row(r + d), c) }.to_f64());
+    let v = scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
+        unsafe { plane.at(plane.row(r + d), c) }.to_f64()
+    });
     // SAFETY: inside the plane.
     unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
 }
@@ -357,7 +367,9 @@ pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) 
     let plane = Plane::of(x, p, a);
     let row = plane.row(r);
     // SAFETY: row from plane.row.
-    let v = scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| unsafe { plane.at(row, c + d) }.to_f64());
+    let v = scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
+        unsafe { plane.at(row, c + d) }.to_f64()
+    });
     // SAFETY: inside the plane.
     unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
 }
@@ -562,7 +574,8 @@ pub unsafe fn composed_shared<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Arg
         (src, dst) = (dst, src);
     }
     // SAFETY (of the read): src holds the last pass.
-    write_tile!(a, y, p, r0, c0, |_m, _n, tr, tc| *src.add(((tr + half) * tw + tc + half) as usize));
+    write_tile!(a, y, p, r0, c0, |_m, _n, tr, tc| *src
+        .add(((tr + half) * tw + tc + half) as usize));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -615,7 +628,15 @@ pub unsafe fn pass_rows<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In
 /// `suffix[e · stride]` the fold from `e` to its block's end. Block `b` is scanned by thread
 /// `first + b · step`'s loop.
 #[inline(always)]
-unsafe fn van_herk_scan<E: Extremum>(line: *mut E::T, suffix: *mut E::T, len: u32, stride: u32, k: u32, first: u32, step: u32) {
+unsafe fn van_herk_scan<E: Extremum>(
+    line: *mut E::T,
+    suffix: *mut E::T,
+    len: u32,
+    stride: u32,
+    k: u32,
+    first: u32,
+    step: u32,
+) {
     let mut b = first;
     while b * k < len {
         let (start, end) = (b * k, ((b + 1) * k).min(len));
@@ -710,7 +731,15 @@ pub unsafe fn van_herk_cols<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Args<
     // SAFETY: as van_herk_rows.
     unsafe {
         sync_threads();
-        van_herk_scan::<E>(line.add(lane as usize), suffix.add(lane as usize), len, COLS, a.kh, g, GROUPS);
+        van_herk_scan::<E>(
+            line.add(lane as usize),
+            suffix.add(lane as usize),
+            len,
+            COLS,
+            a.kh,
+            g,
+            GROUPS,
+        );
         sync_threads();
     }
     if c >= a.w as i32 {
@@ -720,7 +749,10 @@ pub unsafe fn van_herk_cols<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Args<
     while o < a.strip && r0 + (o as i32) < a.h as i32 {
         // SAFETY: o + kh − 1 < len; inside the plane.
         unsafe {
-            let v = E::op(*suffix.add((o * COLS + lane) as usize), *line.add(((o + a.kh - 1) * COLS + lane) as usize));
+            let v = E::op(
+                *suffix.add((o * COLS + lane) as usize),
+                *line.add(((o + a.kh - 1) * COLS + lane) as usize),
+            );
             y.add(flat(a, p, r0 + o as i32, c)).write(v);
         }
         o += GROUPS;
@@ -1015,7 +1047,10 @@ pub unsafe fn difference<T: Pixel + Diff>(a: *const T, b: *const T, y: *mut T, n
     let mut i = global_thread_idx();
     while i < n {
         // SAFETY: i < n, the buffers' length.
-        unsafe { y.add(i as usize).write(T::diff(T::load(a.add(i as usize)), T::load(b.add(i as usize)))) };
+        unsafe {
+            y.add(i as usize)
+                .write(T::diff(T::load(a.add(i as usize)), T::load(b.add(i as usize))))
+        };
         i += grid_threads();
     }
 }
