@@ -343,21 +343,26 @@ fn composites(gpu: &Gpu) -> Result<(), Failed> {
             }
         }
     }
-    let xf = image::<f32>(&[33, 41], 6, false);
     for border in Border::ALL {
-        let got = gpu.sobel_magnitude(&xf, border)?;
-        let xs = xf.as_slice().expect("contiguous");
-        let (a, b) = (cpu::sobel(xs, 33, 41, 0, border), cpu::sobel(xs, 33, 41, 1, border));
-        let want: Vec<f64> = a.iter().zip(&b).map(|(u, v)| u.hypot(*v)).collect();
-        close(&f64s(&got), &want, 1e-3, &format!("sobel_magnitude f32 {border:?}"))?;
-        let xu = image::<u8>(&[33, 41], 8, false);
-        let got = gpu.sobel_magnitude(&xu, border)?;
-        let xs = xu.as_slice().expect("contiguous");
-        let (a, b) = (cpu::sobel(xs, 33, 41, 0, border), cpu::sobel(xs, 33, 41, 1, border));
-        let want: Vec<f64> = a.iter().zip(&b).map(|(u, v)| u.hypot(*v)).collect();
-        close(&f64s(&got), &want, 1e-3, &format!("sobel_magnitude u8 {border:?}"))?;
+        sobel_magnitude_case::<f32>(gpu, 6, border)?;
+        sobel_magnitude_case::<u8>(gpu, 8, border)?;
     }
     Ok(())
+}
+
+/// `sobel_magnitude` of a 33 × 41 image against the hypot of the oracle's two Sobel images.
+fn sobel_magnitude_case<T: El + gpuprims::SobelElement>(gpu: &Gpu, seed: u64, border: Border) -> Result<(), Failed> {
+    let x = image::<T>(&[33, 41], seed, false);
+    let got = gpu.sobel_magnitude(&x, border)?;
+    let xs = x.as_slice().expect("contiguous");
+    let (a, b) = (cpu::sobel(xs, 33, 41, 0, border), cpu::sobel(xs, 33, 41, 1, border));
+    let want: Vec<f64> = a.iter().zip(&b).map(|(u, v)| u.hypot(*v)).collect();
+    close(
+        &f64s(&got),
+        &want,
+        1e-3,
+        &format!("sobel_magnitude {} {border:?}", std::any::type_name::<T>()),
+    )
 }
 
 fn scipy_on_gpu(gpu: &Gpu) -> Result<(), Failed> {

@@ -454,6 +454,12 @@ fn cfg(grid: u32, block: u32, smem: u64) -> LaunchConfig {
     }
 }
 
+/// Grid of the grid-stride elementwise kernels (gradient, magnitude) over `n` elements: one
+/// thread per element up to 4096 blocks.
+fn elementwise_grid(n: usize) -> u32 {
+    (n as u64).div_ceil(BLOCK_THREADS as u64).min(4 * 1024) as u32
+}
+
 /// Grid of `bw × bh`-output tiles.
 fn tiles(s: Filter2dShape, bw: usize, bh: usize, what: &'static str) -> Result<u32> {
     blocks((s.w.div_ceil(bw) * s.h.div_ceil(bh) * s.planes) as u64, what)
@@ -1202,7 +1208,7 @@ impl Gpu {
         if n > 0 {
             let inst = T::MAX as usize;
             let func = &self.family::<Filter2dKernels>()?.morph[inst][MorphKernel::Difference as usize];
-            let grid = (n as u64).div_ceil(BLOCK_THREADS as u64).min(4 * 1024) as u32;
+            let grid = elementwise_grid(n);
             let stream = self.stream();
             let dil_ptr = dil.as_slice().device_ptr(stream).0;
             let n64 = n as u64;
@@ -1334,7 +1340,7 @@ impl Gpu {
         let n = y.len();
         if n > 0 {
             let func = &self.family::<Filter2dKernels>()?.magnitude[T::MAGNITUDE];
-            let grid = (n as u64).div_ceil(BLOCK_THREADS as u64).min(4 * 1024) as u32;
+            let grid = elementwise_grid(n);
             let n64 = n as u64;
             let mut b = self.stream().launch_builder(func);
             b.arg(g0.as_slice()).arg(g1.as_slice()).arg(y.as_mut_slice()).arg(&n64);

@@ -343,11 +343,9 @@ fn scipy_correlate1d(k: u32, symmetry: u32, tap_offset: u32, sample: impl Fn(i32
 
 /// Column pass of a separable correlation (taps `kh` at `tap_offset`, symmetry in `shift`).
 pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
-    let (p, r0, c0) = tile_origin(a, 32, 8);
-    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
-    if r >= a.h as i32 || c >= a.w as i32 {
+    let Some((p, r, c)) = thread_pixel(a) else {
         return;
-    }
+    };
     let plane = Plane::of(x, p, a);
     // SAFETY: rows from plane.row; c < w.
     let v = scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
@@ -359,11 +357,9 @@ pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) 
 
 /// Row pass of a separable correlation (taps `kw`).
 pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
-    let (p, r0, c0) = tile_origin(a, 32, 8);
-    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
-    if r >= a.h as i32 || c >= a.w as i32 {
+    let Some((p, r, c)) = thread_pixel(a) else {
         return;
-    }
+    };
     let plane = Plane::of(x, p, a);
     let row = plane.row(r);
     // SAFETY: row from plane.row.
@@ -390,6 +386,15 @@ fn tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> (u64, i32, i32) {
     (plane as u64, (by * bh) as i32, (bx * bw) as i32)
 }
 
+/// The one output `(plane, row, col)` of this thread in a grid of 32 × 8-output blocks (warps on
+/// rows, lanes on columns); `None` past the plane's edge.
+#[inline(always)]
+fn thread_pixel<T>(a: &Args<T>) -> Option<(u64, i32, i32)> {
+    let (p, r0, c0) = tile_origin(a, 32, 8);
+    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
+    (r < a.h as i32 && c < a.w as i32).then_some((p, r, c))
+}
+
 /// Flat index of `(row, col)` of plane `p`.
 #[inline(always)]
 fn flat<T>(a: &Args<T>, p: u64, r: i32, c: i32) -> usize {
@@ -402,11 +407,9 @@ fn flat<T>(a: &Args<T>, p: u64, r: i32, c: i32) -> usize {
 
 /// One output per thread; blocks of 32 × 8 outputs.
 pub unsafe fn one_pixel<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
-    let (p, r0, c0) = tile_origin(a, 32, 8);
-    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
-    if r >= a.h as i32 || c >= a.w as i32 {
+    let Some((p, r, c)) = thread_pixel(a) else {
         return;
-    }
+    };
     let plane = Plane::of(x, p, a);
     let mut acc = F::start();
     let mut tap = 0;
@@ -585,11 +588,9 @@ pub unsafe fn composed_shared<E: Extremum>(x: *const E::T, y: *mut E::T, a: &Arg
 /// Column pass: output `(r, c)` folds `kh` samples of column `c` from row `r − ay`. One output per
 /// thread, lanes on neighbouring columns.
 pub unsafe fn pass_cols<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
-    let (p, r0, c0) = tile_origin(a, 32, 8);
-    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
-    if r >= a.h as i32 || c >= a.w as i32 {
+    let Some((p, r, c)) = thread_pixel(a) else {
         return;
-    }
+    };
     let plane = Plane::of(x, p, a);
     let mut acc = F::start();
     for i in 0..a.kh {
@@ -607,11 +608,9 @@ pub unsafe fn pass_cols<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In
 
 /// Row pass: output `(r, c)` folds `kw` samples of row `r` from column `c − ax`.
 pub unsafe fn pass_rows<F: Fold>(x: *const F::In, y: *mut F::Out, a: &Args<F::In>) {
-    let (p, r0, c0) = tile_origin(a, 32, 8);
-    let (r, c) = (r0 + (thread_idx() >> 5) as i32, c0 + (thread_idx() & 31) as i32);
-    if r >= a.h as i32 || c >= a.w as i32 {
+    let Some((p, r, c)) = thread_pixel(a) else {
         return;
-    }
+    };
     let plane = Plane::of(x, p, a);
     let row = plane.row(r);
     let mut acc = F::start();
@@ -1095,57 +1094,36 @@ pub unsafe fn magnitude<T: Pixel + Into<f32>>(a: *const T, b: *const T, y: *mut 
 // Entries
 // ---------------------------------------------------------------------------------------------
 
+/// One `(x, y, args)` kernel entry named `$symbol` that calls the generic body `$body`.
+macro_rules! entry {
+    ($symbol:expr, $name:ident, $x:ty, $y:ty, $body:path) => {
+        #[unsafe(export_name = $symbol)]
+        pub unsafe extern "ptx-kernel" fn $name(x: *const $x, y: *mut $y, a: Filter2dArgs<$x>) {
+            unsafe { $body(x, y, &a) }
+        }
+    };
+}
+
 macro_rules! morph_entries {
     ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type F = $fold<$t>;
-            type A = Filter2dArgs<$t>;
 
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "one_pixel"))]
-            pub unsafe extern "ptx-kernel" fn one_pixel(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::one_pixel::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "multi_pixel"))]
-            pub unsafe extern "ptx-kernel" fn multi_pixel(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::multi_pixel::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "shared_tile"))]
-            pub unsafe extern "ptx-kernel" fn shared_tile(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::shared_tile::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "composed_shared"))]
-            pub unsafe extern "ptx-kernel" fn composed_shared(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::composed_shared::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "pass_cols"))]
-            pub unsafe extern "ptx-kernel" fn pass_cols(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::pass_cols::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "pass_rows"))]
-            pub unsafe extern "ptx-kernel" fn pass_rows(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::pass_rows::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "van_herk_cols"))]
-            pub unsafe extern "ptx-kernel" fn van_herk_cols(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::van_herk_cols::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "van_herk_rows"))]
-            pub unsafe extern "ptx-kernel" fn van_herk_rows(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::van_herk_rows::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "row_vector3"))]
-            pub unsafe extern "ptx-kernel" fn row_vector3(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::row_vector::<F, $lanes, 3>(x, y, &a) }
-            }
+            entry!($crate::morph_kernel_name!($inst, "one_pixel"), one_pixel, $t, $t, super::one_pixel::<F>);
+            entry!($crate::morph_kernel_name!($inst, "multi_pixel"), multi_pixel, $t, $t, super::multi_pixel::<F>);
+            entry!($crate::morph_kernel_name!($inst, "shared_tile"), shared_tile, $t, $t, super::shared_tile::<F>);
+            entry!($crate::morph_kernel_name!($inst, "composed_shared"), composed_shared, $t, $t, super::composed_shared::<F>);
+            entry!($crate::morph_kernel_name!($inst, "pass_cols"), pass_cols, $t, $t, super::pass_cols::<F>);
+            entry!($crate::morph_kernel_name!($inst, "pass_rows"), pass_rows, $t, $t, super::pass_rows::<F>);
+            entry!($crate::morph_kernel_name!($inst, "van_herk_cols"), van_herk_cols, $t, $t, super::van_herk_cols::<F>);
+            entry!($crate::morph_kernel_name!($inst, "van_herk_rows"), van_herk_rows, $t, $t, super::van_herk_rows::<F>);
+            entry!($crate::morph_kernel_name!($inst, "row_vector3"), row_vector3, $t, $t, super::row_vector::<F, $lanes, 3>);
             #[unsafe(export_name = $crate::morph_kernel_name!($inst, "difference"))]
             pub unsafe extern "ptx-kernel" fn difference(a: *const $t, b: *const $t, y: *mut $t, n: u64) {
                 unsafe { super::difference::<$t>(a, b, y, n) }
             }
-            #[unsafe(export_name = $crate::morph_kernel_name!($inst, "row_vector5"))]
-            pub unsafe extern "ptx-kernel" fn row_vector5(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::row_vector::<F, $lanes, 5>(x, y, &a) }
-            }
+            entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
         }
     )*};
 }
@@ -1156,20 +1134,10 @@ macro_rules! linear_entries {
         pub mod $inst {
             use super::*;
             type F = $fold<$i, $o>;
-            type A = Filter2dArgs<$i>;
 
-            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "one_pixel"))]
-            pub unsafe extern "ptx-kernel" fn one_pixel(x: *const $i, y: *mut $o, a: A) {
-                unsafe { super::one_pixel::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "multi_pixel"))]
-            pub unsafe extern "ptx-kernel" fn multi_pixel(x: *const $i, y: *mut $o, a: A) {
-                unsafe { super::multi_pixel::<F>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "shared_tile"))]
-            pub unsafe extern "ptx-kernel" fn shared_tile(x: *const $i, y: *mut $o, a: A) {
-                unsafe { super::shared_tile::<F>(x, y, &a) }
-            }
+            entry!($crate::linear_kernel_name!($inst, "one_pixel"), one_pixel, $i, $o, super::one_pixel::<F>);
+            entry!($crate::linear_kernel_name!($inst, "multi_pixel"), multi_pixel, $i, $o, super::multi_pixel::<F>);
+            entry!($crate::linear_kernel_name!($inst, "shared_tile"), shared_tile, $i, $o, super::shared_tile::<F>);
         }
     )*};
 }
@@ -1179,16 +1147,8 @@ macro_rules! pass_entries {
     ($($inst:ident => $t:ty, $acc:ty;)*) => {$(
         pub mod $inst {
             use super::*;
-            type A = Filter2dArgs<$t>;
-
-            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "cols"))]
-            pub unsafe extern "ptx-kernel" fn cols(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::correlate_cols::<$t>(x, y, &a) }
-            }
-            #[unsafe(export_name = $crate::linear_kernel_name!($inst, "rows"))]
-            pub unsafe extern "ptx-kernel" fn rows(x: *const $t, y: *mut $t, a: A) {
-                unsafe { super::correlate_rows::<$t>(x, y, &a) }
-            }
+            entry!($crate::linear_kernel_name!($inst, "cols"), cols, $t, $t, super::correlate_cols::<$t>);
+            entry!($crate::linear_kernel_name!($inst, "rows"), rows, $t, $t, super::correlate_rows::<$t>);
         }
     )*};
 }
@@ -1196,10 +1156,7 @@ crate::for_each_pass_instance!(pass_entries);
 
 macro_rules! fixed3_entries {
     ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {$(
-        #[unsafe(export_name = $crate::fixed3_kernel_name!($inst))]
-        pub unsafe extern "ptx-kernel" fn $inst(x: *const $i, y: *mut $o, a: Filter2dArgs<$i>) {
-            unsafe { row_vector::<$op<$i, $o>, $lanes, 3>(x, y, &a) }
-        }
+        entry!($crate::fixed3_kernel_name!($inst), $inst, $i, $o, row_vector::<$op<$i, $o>, $lanes, 3>);
     )*};
 }
 
