@@ -2,7 +2,8 @@
 //! filter variant over 2^16 … 2^27 samples with 5 and 31 taps (mean filter, zero border; f64, and
 //! f32 at two sizes), and the window statistics (u8 images 1024² … 8192²: row sums at widths 15
 //! and 255, 15 × 15 local mean and variance) and 2 × 2 max pooling (f32 NCHW batches of 224²
-//! planes, 2^20 … 2^28 elements), with the device-to-device copy bandwidth measured in the same
+//! planes, 2^20 … 2^28 elements) and 2D filters (u8 images 1024² … 8192², replicate border: grey
+//! dilation 3 × 3, 5 × 5 and 31 × 31, the 3 × 3 Gaussian), with the device-to-device copy bandwidth measured in the same
 //! run as the ceiling. Writes CSV and a markdown table under `target/gpuprims-bench/` and prints the table.
 //!
 //!     cargo bench --bench ladder
@@ -14,7 +15,10 @@ use std::fmt::Write as _;
 
 use gpuprims::cpu::conv1d as cpu1d;
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::{Border, Conv1dElement, Filter1d, Gpu, Pool2d, PoolPlan, PoolShape, PoolVariant, WindowVariant};
+use gpuprims::{
+    Border, Conv1dElement, Filter1d, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant, Pool2d, PoolPlan,
+    PoolShape, PoolVariant, WindowVariant,
+};
 use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
@@ -157,6 +161,55 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             |v| PoolPlan::<f32>::max(gpu, shape, v),
         )?;
         record(&rows, &format!("{planes} × 224²"), None, None);
+    }
+    // 2D filters: u8 images 1024² … 8192², replicate border: grey dilation 3 × 3, 5 × 5 and
+    // 31 × 31 and the 3 × 3 Gaussian through their fast rungs and Auto.
+    for side in [1024, 2048, 4096, 8192] {
+        let pixels = support::image::<u8>(side * side, side as u64);
+        let xd = gpu.stream().clone_htod(&pixels)?;
+        let shape = Filter2dShape {
+            planes: 1,
+            h: side,
+            w: side,
+        };
+        for k in [3, 5, 31] {
+            let want = support::dilate_cpu(&pixels, side, side, (k, k));
+            let variants: &[MorphVariant] = if k <= 5 {
+                &[
+                    MorphVariant::ComposedShared,
+                    MorphVariant::RowVector,
+                    MorphVariant::Auto,
+                ]
+            } else {
+                &[MorphVariant::Separable, MorphVariant::VanHerk, MorphVariant::Auto]
+            };
+            let plans = variants
+                .iter()
+                .map(|&v| {
+                    let p = Filter2dPlan::<u8>::dilate(gpu, shape, (k, k), Border::Replicate, v)?;
+                    Ok((support::plan_label(v.name(), p.variant_name()), p))
+                })
+                .collect::<gpuprims::Result<Vec<_>>>()?;
+            let rows = support::filter2d_ladder(gpu, &xd, plans, &want, 2.0, copy)?;
+            record(&rows, &format!("dilate {side}² × {k}×{k}"), None, None);
+        }
+        let want: Vec<u8> = gpuprims::cpu::filter2d::gaussian3x3(&pixels, side, side, Border::Replicate)
+            .into_iter()
+            .map(|v| v as u8)
+            .collect();
+        let plans = [
+            Filter2dVariant::SharedTile,
+            Filter2dVariant::RowVector,
+            Filter2dVariant::Auto,
+        ]
+        .iter()
+        .map(|&v| {
+            let p = Filter2dPlan::<u8>::gaussian3x3(gpu, shape, Border::Replicate, v)?;
+            Ok((support::plan_label(v.name(), p.variant_name()), p))
+        })
+        .collect::<gpuprims::Result<Vec<_>>>()?;
+        let rows = support::filter2d_ladder(gpu, &xd, plans, &want, 2.0, copy)?;
+        record(&rows, &format!("gauss3x3 {side}²"), None, None);
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gpuprims-bench");
     std::fs::create_dir_all(&dir)

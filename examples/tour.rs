@@ -7,7 +7,10 @@
 mod support;
 
 use gpuprims::cpu::reduce as cpu;
-use gpuprims::{Border, Filter1d, Gpu, Pool2d, PoolPlan, PoolShape, PoolVariant, WindowVariant};
+use gpuprims::{
+    Border, Filter1d, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, Pool2d, PoolPlan, PoolShape, PoolVariant,
+    WindowVariant,
+};
 use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
@@ -46,6 +49,19 @@ fn main() {
         shape: pool_shape,
     };
     let (p_serial, p_rayon, p_want) = support::max_pool_cpu(&pool);
+    let g_side = if quick { 256 } else { 2048 };
+    let image = support::image::<u8>(g_side * g_side, 2026);
+    let g_shape = Filter2dShape {
+        planes: 1,
+        h: g_side,
+        w: g_side,
+    };
+    let (g_serial, g_want) = support::cpu_time_us(1, || {
+        gpuprims::cpu::filter2d::gaussian3x3(&image, g_side, g_side, Border::Replicate)
+            .into_iter()
+            .map(|v| v as u8)
+            .collect::<Vec<u8>>()
+    });
     let started = std::time::Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,
@@ -57,6 +73,7 @@ fn main() {
             println!(
                 "2 × 2 max pooling ({pn}, {pc}, {ph}, {pw}) f32: CPU serial {p_serial:.1} µs, rayon {p_rayon:.1} µs."
             );
+            println!("Gaussian 3 × 3 (u8 {g_side}², replicate): CPU serial {g_serial:.1} µs.");
             println!("Run on a machine with an NVIDIA GPU and driver to see the GPU ladders.");
             return;
         }
@@ -119,11 +136,29 @@ fn main() {
             p_rayon,
         );
         summary(&pool_rows, p_serial);
+        let xd = gpu.stream().clone_htod(&image)?;
+        let plans = Filter2dVariant::ALL
+            .into_iter()
+            .chain([Filter2dVariant::Auto])
+            .map(|v| {
+                let p = Filter2dPlan::<u8>::gaussian3x3(&gpu, g_shape, Border::Replicate, v)?;
+                Ok((support::plan_label(v.name(), p.variant_name()), p))
+            })
+            .collect::<gpuprims::Result<Vec<_>>>()?;
+        let gauss_rows = support::filter2d_ladder(&gpu, &xd, plans, &g_want, 2.0, copy)?;
+        support::print_table(
+            &format!("Gaussian 3 × 3 [1 2 1]ᵀ[1 2 1]/16, u8 {g_side}² replicate (scipy/NPP semantics, bit-exact)"),
+            &gauss_rows,
+            g_serial,
+            f64::NAN,
+        );
+        summary(&gauss_rows, g_serial);
         let rows: Vec<Row> = rows
             .into_iter()
             .chain(filter_rows)
             .chain(window_rows)
             .chain(pool_rows)
+            .chain(gauss_rows)
             .collect();
         if rows.iter().any(|r| !r.ok) {
             eprintln!("FAIL: a variant disagreed with the CPU reference");

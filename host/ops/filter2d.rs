@@ -190,7 +190,7 @@ macro_rules! instance_enum {
 }
 
 macro_rules! morph_table {
-    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {
+    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal, $words:literal;)*) => {
         instance_enum!(MorphInstance, morph_kernel_names, 11, "A morphology kernel instance."; $($inst)*);
     };
 }
@@ -211,7 +211,7 @@ macro_rules! pass_table {
 crate::for_each_pass_instance!(pass_table);
 
 macro_rules! fixed3_table {
-    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {
+    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal, $words:literal;)*) => {
         /// A fixed 3 × 3 row-vector kernel.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -507,13 +507,14 @@ fn tile_launch<T: Filter2dElement>(
     ))
 }
 
-/// The row-vector launch: strips of 64 rows, halved (down to 8) until the grid has 16 blocks per
-/// SM; 16-byte rows when the width is a whole number of vectors (`enqueue` also checks the
-/// buffers' alignment).
+/// The row-vector launch: strips of 64 rows (each strip re-reads `K − 1` halo rows, and a thread
+/// needs a long strip to keep its `K` row loads in flight), halved (down to 8) only while the grid
+/// has fewer than 3 blocks per SM (about one wave at the kernel's occupancy); 16-byte rows when
+/// the width is a whole number of vectors (`enqueue` also checks the buffers' alignment).
 fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<(LaunchConfig, u32, u32)> {
     let lanes = 16 / size_of::<T>();
     let columns = s.w.div_ceil(ROW_VECTOR_THREADS as usize * lanes);
-    let target = 4 * gpu.props().sm_count as usize * 4;
+    let target = 3 * gpu.props().sm_count as usize;
     let mut strip = 64;
     while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
         strip /= 2;

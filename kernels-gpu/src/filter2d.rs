@@ -22,8 +22,8 @@
 //! - `row_vector`: 16 bytes of a row per thread (one `ld.global.nc.v4` per row), the
 //!   neighbours' halo samples from the adjacent lanes by `shfl.sync`, the filter applied
 //!   separably in registers (a horizontal 1D filter per row, a ring of the last `K` rows' results
-//!   for the vertical one) while the thread walks down a strip of rows, outputs stored as 16-byte
-//!   vectors. Compile-time `K` (3 × 3, 5 × 5).
+//!   for the vertical one) while the thread walks down a strip of rows, each row's load issued
+//!   `K` rows ahead; outputs stored as 16-byte vectors. Compile-time `K` (3 × 3, 5 × 5).
 
 use core::marker::PhantomData;
 
@@ -37,8 +37,8 @@ type Args<T> = Filter2dArgs<T>;
 // Elements and the plane
 // ---------------------------------------------------------------------------------------------
 
-/// An image element the kernels load (read-only path) and store, and its place in a 16-byte
-/// vector of four words.
+/// An image element the kernels load (read-only path) and store, and its place in a vector of
+/// words.
 pub trait Pixel: Copy {
     const SIZE: usize;
     /// Loads through the read-only data path.
@@ -48,9 +48,9 @@ pub trait Pixel: Copy {
     unsafe fn load(p: *const Self) -> Self;
     /// The element's bits, zero-extended.
     fn bits(self) -> u32;
-    /// Element `i` of a 16-byte vector.
+    /// Element `i` of a vector of `W` words.
     #[inline(always)]
-    fn lane(words: &[u32; 4], i: usize) -> Self {
+    fn lane<const W: usize>(words: &[u32; W], i: usize) -> Self {
         let per = 4 / Self::SIZE;
         Self::from_bits(words[i / per] >> (8 * Self::SIZE * (i % per)))
     }
@@ -894,77 +894,160 @@ fixed3! {
     Sobel1: derive, smooth, false;
 }
 
-/// Loads row position `r`'s `P` samples at columns `[c0, c0 + P)` and the `K / 2 ≤ 2` halo
-/// samples each side: one 16-byte load, the halo from the neighbouring lanes' vectors by
-/// `shfl.sync` (every lane of the warp must call this), border-mapped element loads at warp and
-/// row edges and when the launch has no vector rows.
-// unroll! bodies past a generic bound are dead code the lint cannot see through.
-#[allow(unconditional_panic)]
+/// The loads of one row position for one row-vector thread.
+#[derive(Clone, Copy)]
+struct RowFetch<const W: usize> {
+    /// The thread's `P` samples, `W` words (zero unless `fast`).
+    words: [u32; W],
+    /// Lane 0: the vector before its own; lane 31: the vector after it (the halo no lane of the
+    /// warp holds); zero when outside the row.
+    edge: [u32; W],
+    /// The row is in memory (not a constant border row), the launch has vector rows and the
+    /// thread's columns lie in the row.
+    fast: bool,
+}
+
+impl<const W: usize> RowFetch<W> {
+    const NONE: RowFetch<W> = RowFetch {
+        words: [0; W],
+        edge: [0; W],
+        fast: false,
+    };
+}
+
+/// One vector of `W ∈ {1, 2, 4}` words through the read-only path.
+///
+/// # Safety
+/// `p` points to `4 W` readable bytes aligned to `4 W`, not written during the kernel.
 #[inline(always)]
-unsafe fn load_row_vector<T: Pixel, const P: usize, const H: usize>(
+unsafe fn load_words<const W: usize>(p: *const u32) -> [u32; W] {
+    let mut out = [0; W];
+    match W {
+        1 => out[0] = crate::load_nc!(p, u32),
+        // SAFETY: forwarded to the caller.
+        2 => out.copy_from_slice(&unsafe { load_nc_v2(p as *const [u32; 2]) }),
+        // SAFETY: as above.
+        _ => out.copy_from_slice(&unsafe { load_nc_v4(p as *const [u32; 4]) }[..W]),
+    }
+    out
+}
+
+/// Issues row position `r`'s loads for the thread at columns `[c0, c0 + P)`: one vector, and on
+/// the warp's edge lanes the neighbouring vector outside the warp.
+#[inline(always)]
+unsafe fn fetch_row<T: Pixel, const P: usize, const W: usize>(
     plane: &Plane<T>,
     r: i32,
     c0: i32,
     vector_rows: bool,
-) -> ([T; 2], [T; P], [T; 2]) {
+) -> RowFetch<W> {
+    const { assert!(P * T::SIZE == 4 * W) };
     let row = plane.row(r);
-    let active = c0 < plane.w;
-    let fast = vector_rows && active && row.is_some();
-    let words = match row {
-        // SAFETY: fast: c0 + P ≤ w (rows of whole vectors), the address is 16-byte aligned.
-        Some(q) if fast => unsafe { load_nc_v4(q.add(c0 as usize) as *const [u32; 4]) },
-        _ => [0; 4],
-    };
-    let prev = [shfl_up_u32(words[2], 1), shfl_up_u32(words[3], 1)];
-    let next = [shfl_down_u32(words[0], 1), shfl_down_u32(words[1], 1)];
+    let fast = vector_rows && c0 < plane.w;
+    let mut f = RowFetch::NONE;
+    if let Some(q) = row
+        && fast
+    {
+        f.fast = true;
+        // SAFETY: c0 + P ≤ w (rows of whole vectors), so the vector lies in the row, aligned;
+        // the edge vectors are the previous one (c0 > 0) and the next one (c0 + P < w).
+        unsafe {
+            f.words = load_words::<W>(q.add(c0 as usize) as *const u32);
+            let lane = lane_idx();
+            if lane == 0 && c0 > 0 {
+                f.edge = load_words::<W>(q.add(c0 as usize - P) as *const u32);
+            } else if lane == 31 && c0 + (P as i32) < plane.w {
+                f.edge = load_words::<W>(q.add(c0 as usize + P) as *const u32);
+            }
+        }
+    }
+    f
+}
+
+/// Row position `r`'s `P` samples at columns `[c0, c0 + P)` and the `H ≤ 2` halo samples each
+/// side (`H ≤ P`), from its fetch: the halo from the neighbouring lanes' vectors by `shfl.sync`
+/// (every lane of the warp must call this) or the edge lanes' own loads, border-mapped element
+/// loads at the row's ends and when the launch has no vector rows.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+unsafe fn expand_row<T: Pixel, const P: usize, const W: usize, const H: usize>(
+    plane: &Plane<T>,
+    r: i32,
+    c0: i32,
+    f: &RowFetch<W>,
+) -> ([T; 2], [T; P], [T; 2]) {
+    const { assert!(H <= P && H <= 2) };
+    let row = plane.row(r);
     let lane = lane_idx();
+    let (mut prev, mut next) = (f.edge, f.edge);
+    crate::unroll!(W, |k| {
+        let (up, down) = (shfl_up_u32(f.words[k], 1), shfl_down_u32(f.words[k], 1));
+        if lane != 0 {
+            prev[k] = up;
+        }
+        if lane != 31 {
+            next[k] = down;
+        }
+    });
     let mut mid = [plane.cval; P];
-    crate::unroll!(P, |i| {
-        mid[i] = if fast {
-            T::lane(&words, i)
-        } else {
+    // One branch per part (not one per sample): the fast parts are register moves.
+    if f.fast {
+        crate::unroll!(P, |i| {
+            mid[i] = T::lane(&f.words, i);
+        });
+    } else {
+        crate::unroll!(P, |i| {
             // SAFETY: row from plane.row.
-            unsafe { plane.at(row, c0 + i as i32) }
-        };
-    });
+            mid[i] = unsafe { plane.at(row, c0 + i as i32) };
+        });
+    }
     let (mut left, mut right) = ([plane.cval; 2], [plane.cval; 2]);
-    let left_shuffled = fast && lane != 0;
-    let right_shuffled = fast && lane != 31 && c0 + (P as i32) < plane.w;
-    crate::unroll!(H, |t| {
-        // Halo sample t: columns c0 − H + t (left) and c0 + P + t (right).
-        left[t] = if left_shuffled {
-            T::lane(&[0, 0, prev[0], prev[1]], P - H + t)
-        } else {
+    // Halo sample t: columns c0 − H + t (left) and c0 + P + t (right).
+    if f.fast && c0 > 0 {
+        crate::unroll!(H, |t| {
+            left[t] = T::lane(&prev, P - H + t);
+        });
+    } else {
+        crate::unroll!(H, |t| {
             // SAFETY: row from plane.row.
-            unsafe { plane.at(row, c0 - H as i32 + t as i32) }
-        };
-        right[t] = if right_shuffled {
-            T::lane(&[next[0], next[1], 0, 0], t)
-        } else {
+            left[t] = unsafe { plane.at(row, c0 - H as i32 + t as i32) };
+        });
+    }
+    if f.fast && c0 + (P as i32) < plane.w {
+        crate::unroll!(H, |t| {
+            right[t] = T::lane(&next, t);
+        });
+    } else {
+        crate::unroll!(H, |t| {
             // SAFETY: as above.
-            unsafe { plane.at(row, c0 + P as i32 + t as i32) }
-        };
-    });
+            right[t] = unsafe { plane.at(row, c0 + P as i32 + t as i32) };
+        });
+    }
     (left, mid, right)
 }
 
-/// Stores `P` outputs at `dst` (columns `c0 ..` of a row of `w`): 16-byte vectors when the
-/// launch has vector rows and the thread's `P` columns are inside the row, else element stores.
+/// Stores `P` outputs at `dst` (columns `c0 ..` of a row of `w`): one vector of `P · SIZE` bytes
+/// (4, 8 or 16) when the launch has vector rows and the thread's columns are inside the row,
+/// else element stores.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
 unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P], c0: i32, w: i32, vector_rows: bool) {
+    let per = 4 / O::SIZE;
     if vector_rows && c0 + P as i32 <= w {
-        crate::unroll!(P * O::SIZE / 16, |q| {
-            let mut words = [0u32; 4];
-            crate::unroll!(4, |k| {
-                crate::unroll!(4 / O::SIZE, |e| {
-                    words[k] |= vals[(4 * q + k) * (4 / O::SIZE) + e].bits() << (8 * O::SIZE * e);
-                });
-            });
-            // SAFETY: aligned (vector rows), inside the row.
-            unsafe { store_v4((dst as *mut [u32; 4]).add(q), words) };
+        let mut words = [0u32; 4];
+        crate::unroll!(P, |i| {
+            words[i / per] |= vals[i].bits() << (8 * O::SIZE * (i % per));
         });
+        // SAFETY: aligned to the vector's size (vector rows), inside the row.
+        unsafe {
+            match P * O::SIZE {
+                4 => (dst as *mut u32).write(words[0]),
+                8 => store_v2(dst as *mut [u32; 2], [words[0], words[1]]),
+                _ => store_v4(dst as *mut [u32; 4], words),
+            }
+        }
     } else {
         crate::unroll!(P, |i| {
             if c0 + (i as i32) < w {
@@ -976,12 +1059,16 @@ unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P],
 }
 
 /// The row-vector kernel: a block of 128 threads owns `128 · P` columns of one strip of `a.strip`
-/// rows; each thread walks down its `P` columns, one vector load per row, applying `S`'s
-/// horizontal filter to the row and its vertical one to the last `K` rows' results (a register
-/// ring). Registers, no shared memory.
+/// rows; each thread walks down its `P` columns (one vector of `W` words per row), applying
+/// `S`'s horizontal filter to each row and its vertical one to the last `K` rows' results (a
+/// register ring). Each row's loads are issued `K` rows before the row is filtered: a thread's
+/// rows are otherwise a chain of dependent load latencies with one load in flight, too few bytes
+/// in flight to cover the memory latency at the occupancy its registers allow. The loop is
+/// unrolled `K` times so that ring and fetch slots are compile-time registers (no moves).
+/// Registers, no shared memory.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
-pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
+pub unsafe fn row_vector<S: Separable<K>, const P: usize, const W: usize, const K: usize>(
     x: *const S::In,
     y: *mut S::Out,
     a: &Args<S::In>,
@@ -993,46 +1080,62 @@ pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
     let plane = Plane::of(x, p, a);
     let vector_rows = a.vector_rows != 0;
     let r_end = (r_first + a.strip as i32).min(a.h as i32);
-    // The ring's first K − 1 rows are overwritten before any output reads them.
-    let mut ring = [[S::horizontal([plane.cval; K]); P]; K];
+    let r_stop = r_end + h as i32;
     let mut r = r_first - h as i32;
-    let mut filled = 0;
-    while r < r_end + h as i32 {
-        // SAFETY: every lane of the warp runs the same rows (block-uniform bounds).
-        let (left, mid, right) = unsafe { load_row_vector::<S::In, P, 2>(&plane, r, c0, vector_rows) };
-        crate::unroll!(K - 1, |k| {
-            ring[k] = ring[k + 1];
-        });
-        crate::unroll!(P, |i| {
-            let mut w = [mid[0]; K];
-            crate::unroll!(K, |j| {
-                let col = i as isize + j as isize - h as isize;
-                w[j] = if col < 0 {
-                    left[(col + 2) as usize]
-                } else if col >= P as isize {
-                    right[(col - P as isize) as usize]
-                } else {
-                    mid[col as usize]
-                };
-            });
-            ring[K - 1][i] = S::horizontal(w);
-        });
-        filled += 1;
-        if filled >= K && c0 < a.w as i32 {
-            let mut out = [S::vertical([ring[0][0]; K]); P];
-            crate::unroll!(P, |i| {
-                let mut v = [ring[0][i]; K];
-                crate::unroll!(K, |k| {
-                    v[k] = ring[k][i];
-                });
-                out[i] = S::vertical(v);
-            });
-            // SAFETY: output row r − h is inside the plane.
-            unsafe {
-                store_row_vector(y.add(flat(a, p, r - h as i32, c0)), &out, c0, a.w as i32, vector_rows);
-            }
+    // Slot `s` of `fetched` holds row position r's loads, issued K rows earlier; slot `s` of
+    // `ring` receives its horizontal results. Positions past r_stop are not fetched.
+    let mut fetched = [RowFetch::NONE; K];
+    crate::unroll!(K, |d| {
+        if r + (d as i32) < r_stop {
+            // SAFETY: every row position is border-mapped.
+            fetched[d] = unsafe { fetch_row::<S::In, P, W>(&plane, r + d as i32, c0, vector_rows) };
         }
-        r += 1;
+    });
+    // The ring's slots are written before any output reads them (outputs start at r_first + h).
+    let mut ring = [[S::horizontal([plane.cval; K]); P]; K];
+    'rows: loop {
+        crate::unroll!(K, |s| {
+            if r >= r_stop {
+                break 'rows;
+            }
+            let current = fetched[s];
+            if r + (K as i32) < r_stop {
+                // SAFETY: border-mapped row position.
+                fetched[s] = unsafe { fetch_row::<S::In, P, W>(&plane, r + K as i32, c0, vector_rows) };
+            }
+            // SAFETY: every lane of the warp runs the same rows (block-uniform bounds).
+            let (left, mid, right) = unsafe { expand_row::<S::In, P, W, 2>(&plane, r, c0, &current) };
+            crate::unroll!(P, |i| {
+                let mut w = [mid[0]; K];
+                crate::unroll!(K, |j| {
+                    let col = i as isize + j as isize - h as isize;
+                    w[j] = if col < 0 {
+                        left[(col + 2) as usize]
+                    } else if col >= P as isize {
+                        right[(col - P as isize) as usize]
+                    } else {
+                        mid[col as usize]
+                    };
+                });
+                ring[s][i] = S::horizontal(w);
+            });
+            if r >= r_first + h as i32 && c0 < a.w as i32 {
+                let mut out = [S::vertical([ring[0][0]; K]); P];
+                crate::unroll!(P, |i| {
+                    // Oldest to newest: slots s + 1, …, s + K (mod K).
+                    let mut v = [ring[0][i]; K];
+                    crate::unroll!(K, |k| {
+                        v[k] = ring[(s + 1 + k) % K][i];
+                    });
+                    out[i] = S::vertical(v);
+                });
+                // SAFETY: output row r − h is inside the plane.
+                unsafe {
+                    store_row_vector(y.add(flat(a, p, r - h as i32, c0)), &out, c0, a.w as i32, vector_rows);
+                }
+            }
+            r += 1;
+        });
     }
 }
 
@@ -1105,7 +1208,7 @@ macro_rules! entry {
 }
 
 macro_rules! morph_entries {
-    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal, $words:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type F = $fold<$t>;
@@ -1118,12 +1221,12 @@ macro_rules! morph_entries {
             entry!($crate::morph_kernel_name!($inst, "pass_rows"), pass_rows, $t, $t, super::pass_rows::<F>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_cols"), van_herk_cols, $t, $t, super::van_herk_cols::<F>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_rows"), van_herk_rows, $t, $t, super::van_herk_rows::<F>);
-            entry!($crate::morph_kernel_name!($inst, "row_vector3"), row_vector3, $t, $t, super::row_vector::<F, $lanes, 3>);
+            entry!($crate::morph_kernel_name!($inst, "row_vector3"), row_vector3, $t, $t, super::row_vector::<F, $lanes, $words, 3>);
             #[unsafe(export_name = $crate::morph_kernel_name!($inst, "difference"))]
             pub unsafe extern "ptx-kernel" fn difference(a: *const $t, b: *const $t, y: *mut $t, n: u64) {
                 unsafe { super::difference::<$t>(a, b, y, n) }
             }
-            entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
+            entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, $words, 5>);
         }
     )*};
 }
@@ -1155,8 +1258,8 @@ macro_rules! pass_entries {
 crate::for_each_pass_instance!(pass_entries);
 
 macro_rules! fixed3_entries {
-    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {$(
-        entry!($crate::fixed3_kernel_name!($inst), $inst, $i, $o, row_vector::<$op<$i, $o>, $lanes, 3>);
+    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal, $words:literal;)*) => {$(
+        entry!($crate::fixed3_kernel_name!($inst), $inst, $i, $o, row_vector::<$op<$i, $o>, $lanes, $words, 3>);
     )*};
 }
 

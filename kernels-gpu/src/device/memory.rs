@@ -35,6 +35,26 @@ pub unsafe fn load_nc_v4(p: *const [u32; 4]) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// Loads 8 bytes through the read-only data cache (`ld.global.nc.v2.u32`).
+///
+/// # Safety
+/// `p` must point to 8 readable, 8-byte-aligned bytes of global memory that no thread writes
+/// during the kernel.
+#[inline(always)]
+pub unsafe fn load_nc_v2(p: *const [u32; 2]) -> [u32; 2] {
+    let (a, b): (u32, u32);
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.v2.u32 {{{a}, {b}}}, [g]; }}",
+            p = in(reg64) p,
+            a = out(reg32) a, b = out(reg32) b,
+            options(pure, readonly, nostack),
+        );
+    }
+    [a, b]
+}
+
 /// Atomically adds `v` to the `u32` at `p` and returns the old value, with acquire-release
 /// semantics at device scope: this thread's earlier writes are visible to any thread that later
 /// observes the new value, and writes made visible by earlier releasers are visible to this thread
