@@ -1027,27 +1027,23 @@ unsafe fn expand_row<T: Pixel, const P: usize, const W: usize, const H: usize>(
     (left, mid, right)
 }
 
-/// Stores `P` outputs at `dst` (columns `c0 ..` of a row of `w`): one vector of `P · SIZE` bytes
-/// (4, 8 or 16) when the launch has vector rows and the thread's columns are inside the row,
-/// else element stores.
+/// Stores `P` outputs at `dst` (columns `c0 ..` of a row of `w`): 16-byte vectors when the
+/// launch has vector rows and the thread's `P` columns are inside the row, else element stores.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
 unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P], c0: i32, w: i32, vector_rows: bool) {
+    const { assert!((P * O::SIZE).is_multiple_of(16)) };
     let per = 4 / O::SIZE;
     if vector_rows && c0 + P as i32 <= w {
-        let mut words = [0u32; 4];
-        crate::unroll!(P, |i| {
-            words[i / per] |= vals[i].bits() << (8 * O::SIZE * (i % per));
+        crate::unroll!(P * O::SIZE / 16, |q| {
+            let mut words = [0u32; 4];
+            crate::unroll!(16 / O::SIZE, |e| {
+                words[e / per] |= vals[16 / O::SIZE * q + e].bits() << (8 * O::SIZE * (e % per));
+            });
+            // SAFETY: aligned (vector rows), inside the row.
+            unsafe { store_v4((dst as *mut [u32; 4]).add(q), words) };
         });
-        // SAFETY: aligned to the vector's size (vector rows), inside the row.
-        unsafe {
-            match P * O::SIZE {
-                4 => (dst as *mut u32).write(words[0]),
-                8 => store_v2(dst as *mut [u32; 2], [words[0], words[1]]),
-                _ => store_v4(dst as *mut [u32; 4], words),
-            }
-        }
     } else {
         crate::unroll!(P, |i| {
             if c0 + (i as i32) < w {
@@ -1068,6 +1064,8 @@ unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P],
 /// Registers, no shared memory.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
+// Inlined into each entry, so `a` stays in parameter space (a call would copy it to local memory).
+#[inline(always)]
 pub unsafe fn row_vector<S: Separable<K>, const P: usize, const W: usize, const K: usize>(
     x: *const S::In,
     y: *mut S::Out,
