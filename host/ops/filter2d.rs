@@ -190,7 +190,7 @@ macro_rules! instance_enum {
 }
 
 macro_rules! morph_table {
-    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal, $words:literal;)*) => {
+    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {
         instance_enum!(MorphInstance, morph_kernel_names, 11, "A morphology kernel instance."; $($inst)*);
     };
 }
@@ -211,7 +211,7 @@ macro_rules! pass_table {
 crate::for_each_pass_instance!(pass_table);
 
 macro_rules! fixed3_table {
-    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal, $words:literal;)*) => {
+    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {
         /// A fixed 3 × 3 row-vector kernel.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

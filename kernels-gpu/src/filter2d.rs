@@ -48,9 +48,9 @@ pub trait Pixel: Copy {
     unsafe fn load(p: *const Self) -> Self;
     /// The element's bits, zero-extended.
     fn bits(self) -> u32;
-    /// Element `i` of a vector of `W` words.
+    /// Element `i` of a 16-byte vector.
     #[inline(always)]
-    fn lane<const W: usize>(words: &[u32; W], i: usize) -> Self {
+    fn lane(words: &[u32; 4], i: usize) -> Self {
         let per = 4 / Self::SIZE;
         Self::from_bits(words[i / per] >> (8 * Self::SIZE * (i % per)))
     }
@@ -772,41 +772,29 @@ pub trait Separable<const K: usize> {
     fn vertical(w: [Self::Mid; K]) -> Self::Out;
 }
 
-impl<T: Pixel + MorphValue, const K: usize> Separable<K> for Max<T> {
-    type In = T;
-    type Mid = T;
-    type Out = T;
-    #[inline(always)]
-    fn horizontal(w: [T; K]) -> T {
-        let mut m = w[0];
-        crate::unroll!(K, |i| {
-            m = T::max_nan(m, w[i]);
-        });
-        m
-    }
-    #[inline(always)]
-    fn vertical(w: [T; K]) -> T {
-        <Self as Separable<K>>::horizontal(w)
-    }
+macro_rules! extremum_separable {
+    ($($e:ident),*) => {$(
+        /// The window's extremum, a row's then a column's (max and min are separable).
+        impl<T: Pixel + MorphValue, const K: usize> Separable<K> for $e<T> {
+            type In = T;
+            type Mid = T;
+            type Out = T;
+            #[inline(always)]
+            fn horizontal(w: [T; K]) -> T {
+                let mut m = w[0];
+                crate::unroll!(K, |i| {
+                    m = <Self as Extremum>::op(m, w[i]);
+                });
+                m
+            }
+            #[inline(always)]
+            fn vertical(w: [T; K]) -> T {
+                <Self as Separable<K>>::horizontal(w)
+            }
+        }
+    )*};
 }
-
-impl<T: Pixel + MorphValue, const K: usize> Separable<K> for Min<T> {
-    type In = T;
-    type Mid = T;
-    type Out = T;
-    #[inline(always)]
-    fn horizontal(w: [T; K]) -> T {
-        let mut m = w[0];
-        crate::unroll!(K, |i| {
-            m = T::min_nan(m, w[i]);
-        });
-        m
-    }
-    #[inline(always)]
-    fn vertical(w: [T; K]) -> T {
-        <Self as Separable<K>>::horizontal(w)
-    }
-}
+extremum_separable!(Max, Min);
 
 /// The classic integer Gaussian `[1 2 1]ᵀ[1 2 1] / 16`: exact integer sums, `(Σ + 8) >> 4`
 /// (round half up); `f32`: the same weights, `Σ / 16`.
@@ -896,68 +884,46 @@ fixed3! {
 
 /// The loads of one row position for one row-vector thread.
 #[derive(Clone, Copy)]
-struct RowFetch<const W: usize> {
-    /// The thread's `P` samples, `W` words (zero unless `fast`).
-    words: [u32; W],
-    /// Lane 0: the vector before its own; lane 31: the vector after it (the halo no lane of the
-    /// warp holds); zero when outside the row.
-    edge: [u32; W],
+struct RowFetch {
+    /// The thread's 16 bytes of samples (zero unless `fast`).
+    words: [u32; 4],
+    /// Lane 0: the 8 bytes before its vector; lane 31: the 8 bytes after it (the halo no lane of
+    /// the warp holds); zero when outside the row.
+    edge: [u32; 2],
     /// The row is in memory (not a constant border row), the launch has vector rows and the
     /// thread's columns lie in the row.
     fast: bool,
 }
 
-impl<const W: usize> RowFetch<W> {
-    const NONE: RowFetch<W> = RowFetch {
-        words: [0; W],
-        edge: [0; W],
+impl RowFetch {
+    const NONE: RowFetch = RowFetch {
+        words: [0; 4],
+        edge: [0; 2],
         fast: false,
     };
 }
 
-/// One vector of `W ∈ {1, 2, 4}` words through the read-only path.
-///
-/// # Safety
-/// `p` points to `4 W` readable bytes aligned to `4 W`, not written during the kernel.
+/// Issues row position `r`'s loads for the thread at columns `[c0, c0 + P)` (16 bytes): one
+/// 16-byte load, and on the warp's edge lanes one 8-byte load of the halo outside the warp.
 #[inline(always)]
-unsafe fn load_words<const W: usize>(p: *const u32) -> [u32; W] {
-    let mut out = [0; W];
-    match W {
-        1 => out[0] = crate::load_nc!(p, u32),
-        // SAFETY: forwarded to the caller.
-        2 => out.copy_from_slice(&unsafe { load_nc_v2(p as *const [u32; 2]) }),
-        // SAFETY: as above.
-        _ => out.copy_from_slice(&unsafe { load_nc_v4(p as *const [u32; 4]) }[..W]),
-    }
-    out
-}
-
-/// Issues row position `r`'s loads for the thread at columns `[c0, c0 + P)`: one vector, and on
-/// the warp's edge lanes the neighbouring vector outside the warp.
-#[inline(always)]
-unsafe fn fetch_row<T: Pixel, const P: usize, const W: usize>(
-    plane: &Plane<T>,
-    r: i32,
-    c0: i32,
-    vector_rows: bool,
-) -> RowFetch<W> {
-    const { assert!(P * T::SIZE == 4 * W) };
-    let row = plane.row(r);
+unsafe fn fetch_row<T: Pixel, const P: usize>(plane: &Plane<T>, r: i32, c0: i32, vector_rows: bool) -> RowFetch {
+    const { assert!(P * T::SIZE == 16) };
     let fast = vector_rows && c0 < plane.w;
     let mut f = RowFetch::NONE;
-    if let Some(q) = row
+    if let Some(q) = plane.row(r)
         && fast
     {
         f.fast = true;
-        // SAFETY: c0 + P ≤ w (rows of whole vectors), so the vector lies in the row, aligned;
-        // the edge vectors are the previous one (c0 > 0) and the next one (c0 + P < w).
+        // SAFETY: c0 + P ≤ w (rows of whole vectors), so the vector lies in the row, 16-byte
+        // aligned; the edge loads are the last 8 bytes of the previous vector (c0 > 0) or the
+        // first 8 of the next one (c0 + P < w), 8-byte aligned.
         unsafe {
-            f.words = load_words::<W>(q.add(c0 as usize) as *const u32);
+            f.words = load_nc_v4(q.add(c0 as usize) as *const [u32; 4]);
             let lane = lane_idx();
             if lane == 0 && c0 > 0 {
-                f.edge = load_words::<W>(q.add(c0 as usize - P) as *const u32);
+                f.edge = load_nc_v2(q.add(c0 as usize - 8 / T::SIZE) as *const [u32; 2]);
             } else if lane == 31 && c0 + (P as i32) < plane.w {
-                f.edge = load_words::<W>(q.add(c0 as usize + P) as *const u32);
+                f.edge = load_nc_v2(q.add(c0 as usize + P) as *const [u32; 2]);
             }
         }
     }
@@ -965,31 +931,24 @@ unsafe fn fetch_row<T: Pixel, const P: usize, const W: usize>(
 }
 
 /// Row position `r`'s `P` samples at columns `[c0, c0 + P)` and the `H ≤ 2` halo samples each
-/// side (`H ≤ P`), from its fetch: the halo from the neighbouring lanes' vectors by `shfl.sync`
-/// (every lane of the warp must call this) or the edge lanes' own loads, border-mapped element
-/// loads at the row's ends and when the launch has no vector rows.
+/// side, from its fetch: the halo from the neighbouring lanes' vectors by `shfl.sync` (every lane
+/// of the warp must call this) or the edge lanes' own loads, border-mapped element loads (the
+/// row mapped again: cold paths only) at the row's ends and when the launch has no vector rows.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn expand_row<T: Pixel, const P: usize, const W: usize, const H: usize>(
+unsafe fn expand_row<T: Pixel, const P: usize, const H: usize>(
     plane: &Plane<T>,
     r: i32,
     c0: i32,
-    f: &RowFetch<W>,
+    f: &RowFetch,
 ) -> ([T; 2], [T; P], [T; 2]) {
-    const { assert!(H <= P && H <= 2) };
-    let row = plane.row(r);
+    const { assert!(H <= 2) };
     let lane = lane_idx();
-    let (mut prev, mut next) = (f.edge, f.edge);
-    crate::unroll!(W, |k| {
-        let (up, down) = (shfl_up_u32(f.words[k], 1), shfl_down_u32(f.words[k], 1));
-        if lane != 0 {
-            prev[k] = up;
-        }
-        if lane != 31 {
-            next[k] = down;
-        }
-    });
+    let up = [shfl_up_u32(f.words[2], 1), shfl_up_u32(f.words[3], 1)];
+    let down = [shfl_down_u32(f.words[0], 1), shfl_down_u32(f.words[1], 1)];
+    let prev = if lane == 0 { f.edge } else { up };
+    let next = if lane == 31 { f.edge } else { down };
     let mut mid = [plane.cval; P];
     // One branch per part (not one per sample): the fast parts are register moves.
     if f.fast {
@@ -997,6 +956,7 @@ unsafe fn expand_row<T: Pixel, const P: usize, const W: usize, const H: usize>(
             mid[i] = T::lane(&f.words, i);
         });
     } else {
+        let row = plane.row(r);
         crate::unroll!(P, |i| {
             // SAFETY: row from plane.row.
             mid[i] = unsafe { plane.at(row, c0 + i as i32) };
@@ -1006,9 +966,10 @@ unsafe fn expand_row<T: Pixel, const P: usize, const W: usize, const H: usize>(
     // Halo sample t: columns c0 − H + t (left) and c0 + P + t (right).
     if f.fast && c0 > 0 {
         crate::unroll!(H, |t| {
-            left[t] = T::lane(&prev, P - H + t);
+            left[t] = T::lane(&[0, 0, prev[0], prev[1]], P - H + t);
         });
     } else {
+        let row = plane.row(r);
         crate::unroll!(H, |t| {
             // SAFETY: row from plane.row.
             left[t] = unsafe { plane.at(row, c0 - H as i32 + t as i32) };
@@ -1016,9 +977,10 @@ unsafe fn expand_row<T: Pixel, const P: usize, const W: usize, const H: usize>(
     }
     if f.fast && c0 + (P as i32) < plane.w {
         crate::unroll!(H, |t| {
-            right[t] = T::lane(&next, t);
+            right[t] = T::lane(&[next[0], next[1], 0, 0], t);
         });
     } else {
+        let row = plane.row(r);
         crate::unroll!(H, |t| {
             // SAFETY: as above.
             right[t] = unsafe { plane.at(row, c0 + P as i32 + t as i32) };
@@ -1055,7 +1017,7 @@ unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P],
 }
 
 /// The row-vector kernel: a block of 128 threads owns `128 · P` columns of one strip of `a.strip`
-/// rows; each thread walks down its `P` columns (one vector of `W` words per row), applying
+/// rows; each thread walks down its `P` columns (one 16-byte vector per row), applying
 /// `S`'s horizontal filter to each row and its vertical one to the last `K` rows' results (a
 /// register ring). Each row's loads are issued `K` rows before the row is filtered: a thread's
 /// rows are otherwise a chain of dependent load latencies with one load in flight, too few bytes
@@ -1066,7 +1028,7 @@ unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P],
 #[allow(unconditional_panic)]
 // Inlined into each entry, so `a` stays in parameter space (a call would copy it to local memory).
 #[inline(always)]
-pub unsafe fn row_vector<S: Separable<K>, const P: usize, const W: usize, const K: usize>(
+pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
     x: *const S::In,
     y: *mut S::Out,
     a: &Args<S::In>,
@@ -1086,7 +1048,7 @@ pub unsafe fn row_vector<S: Separable<K>, const P: usize, const W: usize, const 
     crate::unroll!(K, |d| {
         if r + (d as i32) < r_stop {
             // SAFETY: every row position is border-mapped.
-            fetched[d] = unsafe { fetch_row::<S::In, P, W>(&plane, r + d as i32, c0, vector_rows) };
+            fetched[d] = unsafe { fetch_row::<S::In, P>(&plane, r + d as i32, c0, vector_rows) };
         }
     });
     // The ring's slots are written before any output reads them (outputs start at r_first + h).
@@ -1099,10 +1061,10 @@ pub unsafe fn row_vector<S: Separable<K>, const P: usize, const W: usize, const 
             let current = fetched[s];
             if r + (K as i32) < r_stop {
                 // SAFETY: border-mapped row position.
-                fetched[s] = unsafe { fetch_row::<S::In, P, W>(&plane, r + K as i32, c0, vector_rows) };
+                fetched[s] = unsafe { fetch_row::<S::In, P>(&plane, r + K as i32, c0, vector_rows) };
             }
             // SAFETY: every lane of the warp runs the same rows (block-uniform bounds).
-            let (left, mid, right) = unsafe { expand_row::<S::In, P, W, 2>(&plane, r, c0, &current) };
+            let (left, mid, right) = unsafe { expand_row::<S::In, P, 2>(&plane, r, c0, &current) };
             crate::unroll!(P, |i| {
                 let mut w = [mid[0]; K];
                 crate::unroll!(K, |j| {
@@ -1206,7 +1168,7 @@ macro_rules! entry {
 }
 
 macro_rules! morph_entries {
-    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal, $words:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type F = $fold<$t>;
@@ -1219,12 +1181,12 @@ macro_rules! morph_entries {
             entry!($crate::morph_kernel_name!($inst, "pass_rows"), pass_rows, $t, $t, super::pass_rows::<F>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_cols"), van_herk_cols, $t, $t, super::van_herk_cols::<F>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_rows"), van_herk_rows, $t, $t, super::van_herk_rows::<F>);
-            entry!($crate::morph_kernel_name!($inst, "row_vector3"), row_vector3, $t, $t, super::row_vector::<F, $lanes, $words, 3>);
+            entry!($crate::morph_kernel_name!($inst, "row_vector3"), row_vector3, $t, $t, super::row_vector::<F, $lanes, 3>);
             #[unsafe(export_name = $crate::morph_kernel_name!($inst, "difference"))]
             pub unsafe extern "ptx-kernel" fn difference(a: *const $t, b: *const $t, y: *mut $t, n: u64) {
                 unsafe { super::difference::<$t>(a, b, y, n) }
             }
-            entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, $words, 5>);
+            entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
         }
     )*};
 }
@@ -1256,8 +1218,8 @@ macro_rules! pass_entries {
 crate::for_each_pass_instance!(pass_entries);
 
 macro_rules! fixed3_entries {
-    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal, $words:literal;)*) => {$(
-        entry!($crate::fixed3_kernel_name!($inst), $inst, $i, $o, row_vector::<$op<$i, $o>, $lanes, $words, 3>);
+    ($($inst:ident => $i:ty, $o:ty, $op:ident, $lanes:literal;)*) => {$(
+        entry!($crate::fixed3_kernel_name!($inst), $inst, $i, $o, row_vector::<$op<$i, $o>, $lanes, 3>);
     )*};
 }
 

@@ -165,18 +165,17 @@ macro_rules! morph_kernel_names {
     };
 }
 
-/// Every morphology instance: `name => element, fold, row-vector lanes and words` (a row-vector
-/// thread's 16 bytes of a row: elements, 32-bit words).
+/// Every morphology instance: `name => element, fold, row-vector lanes (16 bytes of elements)`.
 #[macro_export]
 macro_rules! for_each_morph_instance {
     ($m:ident) => {
         $m! {
-            max_u8 => u8, Max, 16, 4;
-            min_u8 => u8, Min, 16, 4;
-            max_u16 => u16, Max, 8, 4;
-            min_u16 => u16, Min, 8, 4;
-            max_f32 => f32, Max, 4, 4;
-            min_f32 => f32, Min, 4, 4;
+            max_u8 => u8, Max, 16;
+            min_u8 => u8, Min, 16;
+            max_u16 => u16, Max, 8;
+            min_u16 => u16, Min, 8;
+            max_f32 => f32, Max, 4;
+            min_f32 => f32, Min, 4;
         }
     };
 }
@@ -239,13 +238,13 @@ macro_rules! pass_kernel_names {
 macro_rules! for_each_fixed3_instance {
     ($m:ident) => {
         $m! {
-            gauss_u8 => u8, u8, Gauss121, 16, 4;
-            gauss_u16 => u16, u16, Gauss121, 8, 4;
-            gauss_f32 => f32, f32, Gauss121, 4, 4;
-            sobel0_u8 => u8, i16, Sobel0, 16, 4;
-            sobel1_u8 => u8, i16, Sobel1, 16, 4;
-            sobel0_f32 => f32, f32, Sobel0, 4, 4;
-            sobel1_f32 => f32, f32, Sobel1, 4, 4;
+            gauss_u8 => u8, u8, Gauss121, 16;
+            gauss_u16 => u16, u16, Gauss121, 8;
+            gauss_f32 => f32, f32, Gauss121, 4;
+            sobel0_u8 => u8, i16, Sobel0, 16;
+            sobel1_u8 => u8, i16, Sobel1, 16;
+            sobel0_f32 => f32, f32, Sobel0, 4;
+            sobel1_f32 => f32, f32, Sobel1, 4;
         }
     };
 }
