@@ -5,7 +5,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 use ndarray::{Array, ArrayBase, Data, Dimension};
 
 use crate::error::Result;
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, StreamOrder};
 
 /// A shape-aware, contiguous (C order) device buffer. Chain ops on it without host round trips.
 ///
@@ -47,11 +47,13 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
         Ok(DeviceArray { data, dim })
     }
 
-    /// Copies the array back into an owned host `Array` (synchronizes the stream).
+    /// Copies the array back into an owned host `Array`, on `gpu`'s stream (after the work
+    /// enqueued there, and on the array's own stream, so far); synchronizes that stream.
     pub fn download(&self, gpu: &Gpu) -> Result<Array<T, D>> {
         let v = if self.is_empty() {
             Vec::new()
         } else {
+            let _order = gpu.order_after([self.data.stream()])?;
             gpu.stream().clone_dtoh(&self.data)?
         };
         Ok(Array::from_shape_vec(self.dim.clone(), v).expect("length matches shape"))
@@ -97,17 +99,40 @@ fn poison_outputs() -> bool {
 }
 
 /// A contiguous device buffer an op reads: borrowed from a [`DeviceArray`] or freshly uploaded.
-pub enum InputSlice<'a, T> {
+/// A borrowed buffer of another stream carries the order that [`Gpu`]'s stream docs describe:
+/// the op waits for that stream's work so far, and that stream waits for the op when this drops.
+pub struct InputSlice<'a, T> {
+    buf: Buf<'a, T>,
+    _order: Option<StreamOrder>,
+}
+
+enum Buf<'a, T> {
     Borrowed(&'a CudaSlice<T>),
     Owned(CudaSlice<T>),
 }
 
-impl<T> InputSlice<'_, T> {
+impl<'a, T> InputSlice<'a, T> {
+    /// A buffer of another array, used in place on `gpu`'s stream.
+    fn borrowed(gpu: &Gpu, data: &'a CudaSlice<T>) -> Result<Self> {
+        Ok(InputSlice {
+            _order: Some(gpu.order_after([data.stream()])?),
+            buf: Buf::Borrowed(data),
+        })
+    }
+
+    /// A buffer uploaded for this op on its stream.
+    fn owned(data: CudaSlice<T>) -> Self {
+        InputSlice {
+            buf: Buf::Owned(data),
+            _order: None,
+        }
+    }
+
     /// The device buffer.
     pub fn slice(&self) -> &CudaSlice<T> {
-        match self {
-            InputSlice::Borrowed(s) => s,
-            InputSlice::Owned(s) => s,
+        match &self.buf {
+            Buf::Borrowed(s) => s,
+            Buf::Owned(s) => s,
         }
     }
 }
@@ -132,7 +157,7 @@ impl<T: DeviceRepr + Clone, S: Data<Elem = T>, D: Dimension> DeviceInput<T> for 
     fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>> {
         let std = self.as_standard_layout();
         let slice = std.as_slice().expect("standard layout is contiguous");
-        Ok(InputSlice::Owned(gpu.stream().clone_htod(slice)?))
+        Ok(InputSlice::owned(gpu.stream().clone_htod(slice)?))
     }
 }
 
@@ -140,8 +165,8 @@ impl<T: DeviceRepr, D: Dimension> DeviceInput<T> for &DeviceArray<T, D> {
     fn len(&self) -> usize {
         DeviceArray::len(self)
     }
-    fn to_device(&self, _gpu: &Gpu) -> Result<InputSlice<'_, T>> {
-        Ok(InputSlice::Borrowed(&self.data))
+    fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>> {
+        InputSlice::borrowed(gpu, &self.data)
     }
 }
 
@@ -180,8 +205,11 @@ impl<T: DeviceRepr, D: Dimension> Operand<T, D> for &DeviceArray<T, D> {
     fn dims(&self) -> D {
         self.raw_dim()
     }
-    fn device(&self, _gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>> {
-        Ok((!self.is_empty()).then_some(InputSlice::Borrowed(&self.data)))
+    fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>> {
+        if self.is_empty() {
+            return Ok(None);
+        }
+        InputSlice::borrowed(gpu, &self.data).map(Some)
     }
     fn finish<U: DeviceRepr + Clone>(_gpu: &Gpu, out: DeviceArray<U, D>) -> Result<DeviceArray<U, D>> {
         Ok(out)

@@ -1,23 +1,33 @@
-//! [`ConstantBank`]: the module's one 64 KiB constant-memory bank, shared by every family, and the
-//! one protocol by which a launch gets *its* content into it.
+//! [`ConstantBank`]: the module's one 64 KiB constant-memory bank, shared by every family and
+//! every stream forked from a [`Gpu`], and the one protocol by which a launch gets *its* content
+//! into it.
 //!
 //! Constant memory is global to a module and a module may declare 64 KiB of it. The kernels
-//! declare one bank (`device::bank`) and each family reads its own content from it (1D filter taps
-//! today; pooling inputs and 2D filter taps later). Contents are identified by a [`BankContent`]
-//! id; the bank remembers which content it holds, so a launch whose content is already there copies
-//! nothing (timing loops measure the kernel alone).
+//! declare one bank (`device::bank`) and each family reads its own content from it (1D filter
+//! taps, pooling inputs, 2D filter taps). Contents are identified by a [`BankContent`] id; the bank
+//! remembers which content it holds, so a launch whose content is already there copies nothing
+//! (timing loops measure the kernel alone).
 //!
 //! Concurrency rule: [`ConstantBank::with_content`] holds the bank's lock from "does the bank hold
-//! my content?" through the caller's launches, and every launch of a [`Gpu`] goes to its one
-//! stream, in order. So the copy is ordered after every kernel that read the previous content and
-//! before the kernels that read this one, whichever threads share the `Gpu`. Two `Gpu` handles
-//! have two modules, hence two banks.
+//! my content?" through the caller's launches (enqueues, not executions). Across streams the
+//! order is kept with events, only where streams meet:
+//!
+//! - a **write** (another content) on stream `S` first makes `S` wait for every other stream that
+//!   launched bank readers since the last write (an event recorded there now covers them all),
+//!   then copies (stream-ordered) and records a *written* event;
+//! - a **read** of the held content on a stream that has not used the bank since that write waits
+//!   for the *written* event once;
+//! - a captured graph may replay its copies at any time, so [`ConstantBank::clobber`] treats a
+//!   graph launch as a write of unknown content.
+//!
+//! One stream (the common case) never records an event. Two `Gpu::with_device` handles have two
+//! modules, hence two banks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::CudaModule;
 use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaEvent, CudaModule, CudaStream};
 
 use crate::abi::CONSTANT_BANK_BYTES;
 use crate::error::{Error, Result};
@@ -36,16 +46,27 @@ impl BankContent {
     }
 }
 
+/// What the bank holds and which streams have used it since it was written.
+struct Holder {
+    /// The content id (0: unknown, the next user copies).
+    content: u64,
+    /// Recorded on the writing stream after the copy (`None` when the writer's stream is the only
+    /// user so far and nothing needs it).
+    written: Option<CudaEvent>,
+    /// Streams that launched readers since the write (the writer first).
+    readers: Vec<Arc<CudaStream>>,
+}
+
 /// The module's constant-memory bank (`abi::CONSTANT_BANK_BYTES` bytes) and the id of what it
 /// holds. See the module docs for the protocol.
 pub(crate) struct ConstantBank {
     ptr: CUdeviceptr,
-    holder: Mutex<u64>,
+    holder: Mutex<Holder>,
 }
 
 impl ConstantBank {
     /// The bank of `module`; an error if the module's bank is not the size the contract says.
-    pub(crate) fn of(module: &Arc<CudaModule>, stream: &Arc<cudarc::driver::CudaStream>) -> Result<ConstantBank> {
+    pub(crate) fn of(module: &Arc<CudaModule>, stream: &Arc<CudaStream>) -> Result<ConstantBank> {
         let bank = module.get_global(crate::constant_bank_symbol!(), stream)?;
         let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(&bank, stream);
         if bank.len() != CONSTANT_BANK_BYTES {
@@ -56,7 +77,11 @@ impl ConstantBank {
         }
         Ok(ConstantBank {
             ptr,
-            holder: Mutex::new(0),
+            holder: Mutex::new(Holder {
+                content: 0,
+                written: None,
+                readers: Vec::new(),
+            }),
         })
     }
 
@@ -65,8 +90,8 @@ impl ConstantBank {
     /// copy) unless the bank already holds `content`. The lock is held until `launch` returns.
     ///
     /// # Safety
-    /// `src` must address `bytes` readable bytes of a live device allocation of `gpu`'s context
-    /// that stays unchanged while the bank may still copy it (the caller owns it).
+    /// `src` must address `bytes` readable bytes of a live device allocation of `gpu`'s context,
+    /// complete in `gpu`'s stream order and unchanged while the bank may still copy it.
     pub(crate) unsafe fn with_content<R>(
         &self,
         gpu: &Gpu,
@@ -81,20 +106,58 @@ impl ConstantBank {
                 reason: format!("{bytes} bytes exceed the {CONSTANT_BANK_BYTES}-byte bank"),
             });
         }
+        let stream = gpu.stream();
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        if *holder != content.0 {
-            let stream = gpu.stream();
+        if holder.content != content.0 {
+            Self::wait_for_readers(&mut holder, stream)?;
             // SAFETY: the bank holds CONSTANT_BANK_BYTES ≥ bytes; the source is valid by this
-            // function's contract; the copy is ordered on the stream every launch of `gpu` uses.
+            // function's contract; the copy is ordered on `stream` after every earlier reader.
             unsafe { cudarc::driver::result::memcpy_dtod_async(self.ptr, src, bytes, stream.cu_stream()) }?;
-            *holder = content.0;
+            holder.content = content.0;
+            holder.written = None;
+        } else if !holder.readers.iter().any(|r| r.cu_stream() == stream.cu_stream()) {
+            // The content was written on another stream: wait for the copy once.
+            let writer = holder.readers.first().cloned();
+            if holder.written.is_none()
+                && let Some(w) = &writer
+            {
+                holder.written = Some(w.record_event(None)?);
+            }
+            if let Some(e) = &holder.written {
+                stream.wait(e)?;
+            }
+            holder.readers.push(stream.clone());
         }
         let out = launch();
         if out.is_err() {
             // A failed launch may have left the copy enqueued but not the kernel; nothing is
             // wrong with the bank's content, but be conservative.
-            *holder = 0;
+            holder.content = 0;
         }
         out
+    }
+
+    /// Enqueues `launch` (a captured graph's replay, which may write the bank) as a write of
+    /// unknown content: ordered after every reader on other streams; the next user copies its
+    /// content again.
+    pub(crate) fn clobber<R>(&self, gpu: &Gpu, launch: impl FnOnce() -> Result<R>) -> Result<R> {
+        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        Self::wait_for_readers(&mut holder, gpu.stream())?;
+        holder.content = 0;
+        launch()
+    }
+
+    /// Makes `stream` wait for every other stream that read the bank since its last write, and
+    /// leaves `stream` as the only reader (the writer).
+    fn wait_for_readers(holder: &mut Holder, stream: &Arc<CudaStream>) -> Result<()> {
+        for r in &holder.readers {
+            if r.cu_stream() != stream.cu_stream() {
+                stream.join(r)?;
+            }
+        }
+        holder.readers.clear();
+        holder.readers.push(stream.clone());
+        holder.written = None;
+        Ok(())
     }
 }

@@ -49,6 +49,14 @@ pub enum Error {
     #[error("variant `{variant}` cannot run this input: {reason}")]
     Unsupported { variant: &'static str, reason: String },
 
+    /// A device buffer of another CUDA context (another device) was given to a [`Gpu`](crate::Gpu).
+    #[error("a buffer of device {buffer_device}'s context was given to a Gpu of device {gpu_device}")]
+    ForeignContext { buffer_device: usize, gpu_device: usize },
+
+    /// An image file could not be read or written, or its pixel type is not supported.
+    #[error("image `{path}`: {reason}")]
+    Image { path: String, reason: String },
+
     /// An argument is out of its documented range.
     #[error("invalid argument `{name}`: {reason}")]
     InvalidArgument { name: &'static str, reason: String },

@@ -1,6 +1,7 @@
-//! [`Gpu`]: one CUDA context, one stream, the kernel module loaded once, the device's facts and the
-//! resources every family shares (the constant bank). Families keep their own state in
-//! [`crate::family`]'s registry, loaded on first use.
+//! [`Gpu`]: a stream on one CUDA context, sharing with every handle forked from it the kernel
+//! module (loaded once), the device's facts and the resources every family shares (the constant
+//! bank, the families' function tables, kept in [`crate::family`]'s registry and loaded on first
+//! use).
 
 use std::sync::Arc;
 
@@ -30,24 +31,57 @@ pub struct DeviceProps {
     pub total_mem: usize,
 }
 
-/// A handle on one CUDA device: context, stream, the gpuprims module (loaded once), the device's
-/// properties and the shared constant-memory bank. Kernel families resolve their functions on
-/// first use and keep them here (no string lookups per launch).
+/// A handle on one CUDA device and one of its streams: every op called on a `Gpu` is enqueued on
+/// its stream, in call order. The context, the gpuprims module (loaded once), the device's
+/// properties, the constant-memory bank and the families' function tables are shared by all
+/// handles [forked](Gpu::fork_stream) from it; forking is cheap (one stream).
 ///
-/// All work is issued on one stream, in order; results returned to the host are synchronized.
+/// # Streams
+///
+/// - Ops that return host arrays (or scalars) synchronize their stream before returning. Ops that
+///   return [`DeviceArray`](crate::DeviceArray)s and plans' `enqueue` are asynchronous: their
+///   results are valid once the handle's stream is synchronized ([`Gpu::synchronize`]), or for
+///   work on another stream, once that stream [joined](Gpu::join) this one.
+/// - A device buffer belongs to the stream that allocated it (its memory is freed in that stream's
+///   order). An op given a buffer of another stream of the same context orders itself after the
+///   work enqueued on that stream so far, and that stream's later work (its free included) after
+///   the op, with two events; buffers of the handle's own stream cost nothing. A buffer of another
+///   context (another device) is [`Error::ForeignContext`].
+/// - Dropping a handle with work in flight is safe: buffers keep their stream alive and are freed
+///   in its order.
+/// - State kept between launches is per plan (scratch images, a reduction's partials and ticket)
+///   or shared under a protocol ([`ConstantBank`](crate::bank): bank contents are ordered across
+///   streams with events), so ops of every family may run on several streams of one `Gpu` at once.
 pub struct Gpu {
-    ctx: Arc<CudaContext>,
+    shared: Arc<Shared>,
     stream: Arc<CudaStream>,
+}
+
+/// What the handles forked from one [`Gpu::with_device`] share.
+struct Shared {
+    ctx: Arc<CudaContext>,
     module: Arc<CudaModule>,
     props: DeviceProps,
     bank: ConstantBank,
     families: Families,
 }
 
+/// Another handle on the *same* stream (use [`Gpu::fork_stream`] for a new one): cheap, two
+/// reference counts.
+impl Clone for Gpu {
+    fn clone(&self) -> Gpu {
+        Gpu {
+            shared: self.shared.clone(),
+            stream: self.stream.clone(),
+        }
+    }
+}
+
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gpu")
-            .field("props", &self.props)
+            .field("props", &self.shared.props)
+            .field("stream", &self.stream.cu_stream())
             .finish_non_exhaustive()
     }
 }
@@ -76,8 +110,9 @@ impl Gpu {
         }
         let ctx =
             CudaContext::new(ordinal).map_err(|e| no_device(format!("creating a context on device {ordinal}: {e}")))?;
-        // One stream per Gpu, so cudarc's cross-stream event tracking would only add a record per
-        // argument per launch.
+        // Cross-stream order is kept by gpuprims itself (`Gpu::order_after`: two events when an op
+        // meets a buffer of another stream, nothing otherwise); cudarc's tracking would add an
+        // event record per argument per launch.
         // SAFETY: no CudaSlice of this context exists yet.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
@@ -96,18 +131,62 @@ impl Gpu {
         };
         let bank = ConstantBank::of(&module, &stream)?;
         Ok(Gpu {
-            ctx,
+            shared: Arc::new(Shared {
+                ctx,
+                module,
+                props,
+                bank,
+                families: Families::default(),
+            }),
             stream,
-            module,
-            props,
-            bank,
-            families: Families::default(),
         })
+    }
+
+    /// A handle on a new stream that shares this one's module, bank and families (nothing is
+    /// loaded again). The new stream first waits for the work enqueued on this one so far, so
+    /// arrays this handle produced are ready there. Ops on the two handles then run concurrently
+    /// until one [joins](Gpu::join) the other.
+    ///
+    /// ```no_run
+    /// # use gpuprims::{Border, DeviceArray, Gpu};
+    /// let gpu = Gpu::new()?;
+    /// let streams: Vec<Gpu> = (0..4).map(|_| gpu.fork_stream()).collect::<Result<_, _>>()?;
+    /// let img = ndarray::Array3::<u8>::zeros((4, 512, 512));
+    /// let mut outs = Vec::new();
+    /// for (i, s) in streams.iter().enumerate() {
+    ///     let x = DeviceArray::upload(s, &img.slice(ndarray::s![i, .., ..]))?;
+    ///     outs.push(s.gaussian3x3(&x, Border::Reflect)?); // enqueued on stream i
+    /// }
+    /// for s in &streams {
+    ///     gpu.join(s)?; // gpu's later work waits for every stream's
+    /// }
+    /// let first = outs[0].download(&gpu)?;
+    /// # Ok::<(), gpuprims::Error>(())
+    /// ```
+    pub fn fork_stream(&self) -> Result<Gpu> {
+        Ok(Gpu {
+            shared: self.shared.clone(),
+            stream: self.stream.fork()?,
+        })
+    }
+
+    /// Makes this handle's later work wait for the work enqueued on `other`'s stream so far (an
+    /// event recorded there, waited on here; the host does not block).
+    pub fn join(&self, other: &Gpu) -> Result<()> {
+        if other.stream.cu_stream() != self.stream.cu_stream() {
+            self.stream.join(&other.stream)?;
+        }
+        Ok(())
+    }
+
+    /// Whether `other` shares this handle's module (forked from the same [`Gpu::with_device`]).
+    pub fn shares_module_with(&self, other: &Gpu) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Device properties.
     pub fn props(&self) -> &DeviceProps {
-        &self.props
+        &self.shared.props
     }
 
     /// The stream every gpuprims call on this handle uses.
@@ -117,13 +196,14 @@ impl Gpu {
 
     /// The CUDA context.
     pub fn context(&self) -> &Arc<CudaContext> {
-        &self.ctx
+        &self.shared.ctx
     }
 
     /// Fills `buf` with all-one bytes on the stream (NaN for floats, the maximum for unsigned
     /// integers), so an element a kernel fails to write shows in the result. Tests and timing
     /// loops poison outputs before every run.
     pub fn poison<T>(&self, buf: &mut CudaSlice<T>) -> Result<()> {
+        let _order = self.order_after([buf.stream()])?;
         poison_bytes(self, buf, 0xFF)
     }
 
@@ -134,16 +214,79 @@ impl Gpu {
 
     /// The loaded gpuprims module (families resolve their kernels in it).
     pub(crate) fn module(&self) -> &Arc<CudaModule> {
-        &self.module
+        &self.shared.module
     }
 
-    /// The module's constant-memory bank, shared by every family.
+    /// The module's constant-memory bank, shared by every family and every forked stream.
     pub(crate) fn bank(&self) -> &ConstantBank {
-        &self.bank
+        &self.shared.bank
     }
 
     pub(crate) fn families(&self) -> &Families {
-        &self.families
+        &self.shared.families
+    }
+
+    /// Orders this handle's stream against the streams `owners` of the buffers an op is about to
+    /// use: for each other stream, this stream waits for the work enqueued there so far, and when
+    /// the returned guard drops (after the op's launches), that stream waits for this one — so the
+    /// op sees its inputs complete and the buffers' later frees and writes come after it. Buffers
+    /// of this stream cost a pointer comparison. A buffer of another context is
+    /// [`Error::ForeignContext`]; foreign streams while this stream captures a graph are
+    /// [`Error::Unsupported`] (a capture may not wait on uncaptured work).
+    pub(crate) fn order_after<'a>(&self, owners: impl IntoIterator<Item = &'a Arc<CudaStream>>) -> Result<StreamOrder> {
+        let mine = self.stream.cu_stream();
+        let mut foreign: Vec<Arc<CudaStream>> = Vec::new();
+        for owner in owners {
+            if owner.cu_stream() == mine || foreign.iter().any(|f| f.cu_stream() == owner.cu_stream()) {
+                continue;
+            }
+            if owner.context().cu_ctx() != self.context().cu_ctx() {
+                return Err(Error::ForeignContext {
+                    buffer_device: owner.context().ordinal(),
+                    gpu_device: self.props().ordinal,
+                });
+            }
+            foreign.push(owner.clone());
+        }
+        if !foreign.is_empty() && self.is_capturing()? {
+            return Err(Error::Unsupported {
+                variant: "graph capture",
+                reason: "captured work may only use buffers of the capturing stream (join the other streams \
+                         before the capture)"
+                    .into(),
+            });
+        }
+        for f in &foreign {
+            self.stream.join(f)?;
+        }
+        Ok(StreamOrder {
+            user: self.stream.clone(),
+            owners: foreign,
+        })
+    }
+
+    /// Whether this handle's stream is capturing a graph.
+    pub(crate) fn is_capturing(&self) -> Result<bool> {
+        use cudarc::driver::sys::CUstreamCaptureStatus as S;
+        Ok(self.stream.capture_status()? != S::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+}
+
+/// The second half of [`Gpu::order_after`]: on drop, every foreign stream waits for the work the
+/// op enqueued on the user's stream.
+#[must_use = "the foreign streams are ordered after the op when this drops"]
+pub(crate) struct StreamOrder {
+    user: Arc<CudaStream>,
+    owners: Vec<Arc<CudaStream>>,
+}
+
+impl Drop for StreamOrder {
+    fn drop(&mut self) {
+        for owner in &self.owners {
+            // A failure here means the context is unusable; it is recorded and surfaces on the
+            // context's next checked call.
+            owner.context().record_err(owner.join(&self.user));
+        }
     }
 }
 

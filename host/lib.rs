@@ -45,14 +45,19 @@ pub mod cpu;
 mod error;
 mod family;
 mod gpu;
+mod graph;
+#[cfg(feature = "image")]
+pub mod image_io;
 pub mod kernels;
 pub mod ops;
+mod pinned;
 mod timing;
 
 pub use array::{DeviceArray, DeviceInput, InputSlice, Operand};
 pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
+pub use graph::Graph;
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::filter2d::{Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement};
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
@@ -60,6 +65,7 @@ pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
 pub use ops::window::{
     BoxLaunch, BoxVariant, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowPlan, WindowVariant,
 };
+pub use pinned::PinnedArray;
 pub use timing::{LaunchFloor, Timing};
 
 /// Compiles the README's usage snippet as a doctest.

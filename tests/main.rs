@@ -4,6 +4,8 @@
 mod common;
 mod cpu_conv1d;
 mod cpu_filter2d;
+#[cfg(feature = "image")]
+mod cpu_image;
 mod cpu_pool;
 mod cpu_reference;
 mod cpu_window;
@@ -11,6 +13,7 @@ mod gpu_conv1d;
 mod gpu_filter2d;
 mod gpu_pool;
 mod gpu_reduce;
+mod gpu_streams;
 mod gpu_window;
 mod ptx;
 
@@ -33,5 +36,8 @@ fn main() {
     trials.extend(gpu_pool::trials());
     trials.extend(cpu_filter2d::trials());
     trials.extend(gpu_filter2d::trials());
+    trials.extend(gpu_streams::trials());
+    #[cfg(feature = "image")]
+    trials.extend(cpu_image::trials());
     libtest_mimic::run(&args, trials).exit();
 }

@@ -378,6 +378,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
                 });
             }
         }
+        let _order = gpu.order_after([x.stream(), y.stream(), self.taps.stream()])?;
         let stream = gpu.stream();
         if self.step.vectorized() {
             let xp = x.device_ptr(stream).0;

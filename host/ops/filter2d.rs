@@ -582,6 +582,12 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
         if n == 0 {
             return Ok(());
         }
+        let _order = gpu.order_after(
+            [x.stream(), y.stream()]
+                .into_iter()
+                .chain(self.scratch.as_ref().map(|s| s.stream()))
+                .chain(self.taps.as_ref().map(|t| t.bytes.stream())),
+        )?;
         let stream = gpu.stream();
         let (xp, yp) = (x.device_ptr(stream).0, y.device_ptr(stream).0);
         let aligned = xp % 16 == 0 && yp % 16 == 0;

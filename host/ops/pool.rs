@@ -483,9 +483,10 @@ struct Textures {
 
 impl Drop for Textures {
     fn drop(&mut self) {
-        // A kernel may still fetch through the objects: let the stream drain first. Errors here
-        // have nowhere to go (a failed sync means the context is already broken).
-        let _ = self.stream.synchronize();
+        // A kernel may still fetch through the objects, on this stream or (a plan enqueued from
+        // a forked handle) another: let the context drain first. Errors here have nowhere to go
+        // (a failed sync means the context is already broken).
+        let _ = self.stream.context().synchronize();
         for &(t, _) in &self.objects {
             // SAFETY: `t` was created by `cuTexObjectCreate` and is destroyed once, here.
             unsafe { sys::cuTexObjectDestroy(t) };
@@ -727,6 +728,11 @@ impl<T: PoolElement> PoolPlan<T> {
                 reason: "only max pooling has indices".into(),
             });
         }
+        let _order = gpu.order_after(
+            [x.stream(), y.stream()]
+                .into_iter()
+                .chain(indices.as_ref().map(|i| i.stream())),
+        )?;
         let stream = gpu.stream();
         let idx_ptr: u64 = match indices {
             Some(i) if i.len() < out_len => {

@@ -68,18 +68,15 @@ unsafe impl cudarc::driver::DeviceRepr for W128 {}
 // SAFETY: as above; `Moments` of device-representable fields.
 unsafe impl<S: cudarc::driver::DeviceRepr, Q: cudarc::driver::DeviceRepr> cudarc::driver::DeviceRepr for Moments<S, Q> {}
 
-/// The reduction family's state on one `Gpu`: every instance's eight kernels and step 8's ticket.
+/// The reduction family's state on one `Gpu`: every instance's eight kernels.
 pub(crate) struct ReduceKernels {
     functions: Vec<[CudaFunction; 8]>,
-    /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
-    ticket: CudaSlice<u32>,
 }
 
 impl Family for ReduceKernels {
     fn load(gpu: &Gpu) -> Result<Self> {
         Ok(ReduceKernels {
             functions: crate::kernels::load_table(gpu.module(), ReduceInstance::ALL, ReduceInstance::names)?,
-            ticket: gpu.stream().alloc_zeros::<u32>(1)?,
         })
     }
 
@@ -186,13 +183,17 @@ pub struct ReducePolicy {
     pub max_blocks: Option<u32>,
 }
 
-/// One prepared reduction launch: kernel, grid and the partials buffer, reusable across inputs of
-/// the same length (the examples and the benchmark time [`ReduceLaunch::enqueue`] alone).
+/// One prepared reduction launch: kernel, grid, the partials buffer and step 8's ticket, reusable
+/// across inputs of the same length (the examples and the benchmark time
+/// [`ReduceLaunch::enqueue`] alone). The buffers are the plan's, so reductions on several streams
+/// never share a ticket; launches of one plan from two streams are ordered (see [`Gpu`]).
 pub struct ReduceLaunch<R: HostReducer> {
     step: ReduceStep,
     cfg: LaunchConfig,
     n: usize,
     partials: CudaSlice<R::Acc>,
+    /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
+    ticket: CudaSlice<u32>,
 }
 
 impl<R: HostReducer> ReduceLaunch<R> {
@@ -242,7 +243,14 @@ impl<R: HostReducer> ReduceLaunch<R> {
         // SAFETY: every accumulator the host reads back is written by the kernel first
         // (partial_count covers exactly what the step writes).
         let partials = unsafe { gpu.stream().alloc::<R::Acc>(step.partial_count(grid)) }?;
-        Ok(ReduceLaunch { step, cfg, n, partials })
+        let ticket = gpu.stream().alloc_zeros::<u32>(1)?;
+        Ok(ReduceLaunch {
+            step,
+            cfg,
+            n,
+            partials,
+            ticket,
+        })
     }
 
     /// Blocks in the grid.
@@ -252,6 +260,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
 
     /// Fills the partials with a 0xA5 byte pattern, so a partial the kernel failed to write shows.
     pub fn poison(&self, gpu: &Gpu) -> Result<()> {
+        let _order = gpu.order_after([self.partials.stream()])?;
         crate::gpu::poison_bytes(gpu, &self.partials, 0xA5)
     }
 
@@ -274,8 +283,9 @@ impl<R: HostReducer> ReduceLaunch<R> {
         }
         let args = ReduceArgs { n: self.n as u64 };
         let kernels = gpu.family::<ReduceKernels>()?;
+        let _order = gpu.order_after([input.stream(), self.partials.stream()])?;
         let mut launch = gpu.stream().launch_builder(kernels.function(R::INSTANCE, self.step));
-        launch.arg(input).arg(&args).arg(&self.partials).arg(&kernels.ticket);
+        launch.arg(input).arg(&args).arg(&self.partials).arg(&self.ticket);
         // SAFETY: the argument list matches `(input: *const In, args: ReduceArgs, partials: *mut
         // Acc, ticket: *mut u32)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1
         // elements (checked above) and is 16-byte aligned for step 8; `partials` holds
@@ -288,6 +298,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
     /// Waits for the kernel and returns the reduction: step 8's device result, or the host's
     /// in-order combine of the partials of steps 1–7 (as the tutorial finishes on the CPU).
     pub fn result(&self, gpu: &Gpu) -> Result<R::Acc> {
+        let _order = gpu.order_after([self.partials.stream()])?;
         let partials = gpu.stream().clone_dtoh(&self.partials)?;
         Ok(match self.step {
             ReduceStep::WarpShuffleVec => *partials.last().expect("grid + 1 ≥ 1 partials"),

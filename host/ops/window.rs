@@ -618,6 +618,11 @@ impl<T: WindowElement> WindowPlan<T> {
                 None => return Err(no_int_kernels(self.instance)),
             },
         };
+        let _order = gpu.order_after(
+            [x.stream(), sum.stream()]
+                .into_iter()
+                .chain(sumsq.as_ref().map(|q| q.stream())),
+        )?;
         let null = 0u64;
         let mut launch = gpu.stream().launch_builder(func);
         launch.arg(x).arg(sum);
@@ -872,6 +877,13 @@ impl<T: WindowElement> BoxPlan<T> {
             });
         }
         let kernels = gpu.family::<WindowKernels>()?;
+        let scratch_stream = self.rows.as_ref().map(|(_, s)| s.rows.s.stream().clone());
+        let _order = gpu.order_after(
+            [x.stream(), o0.stream()]
+                .into_iter()
+                .chain(o1.as_ref().map(|o| o.stream()))
+                .chain(scratch_stream.as_ref()),
+        )?;
         let null = 0u64;
         let stream = gpu.stream();
         match &mut self.rows {
