@@ -17,8 +17,11 @@
 //!   then copies (stream-ordered) and records a *written* event;
 //! - a **read** of the held content on a stream that has not used the bank since that write waits
 //!   for the *written* event once;
-//! - a captured graph may replay its copies at any time, so [`ConstantBank::clobber`] treats a
-//!   graph launch as a write of unknown content.
+//! - a stream capturing a graph copies its content into the bank *inside* the capture, always,
+//!   and neither waits for nor registers with other streams (a capture may not depend on
+//!   uncaptured work); its earlier bank use is turned into an event snapshot when the capture
+//!   starts, so others can still wait for it. A replay may write the bank at any time, so
+//!   [`ConstantBank::clobber`] treats a graph launch as a write of unknown content.
 //!
 //! One stream (the common case) never records an event. Two `Gpu::with_device` handles have two
 //! modules, hence two banks.
@@ -46,15 +49,38 @@ impl BankContent {
     }
 }
 
+/// A user of the bank since its last write: a live stream (an event recorded there when needed
+/// covers its readers), or an event snapshot of a stream's work when it started capturing.
+enum Reader {
+    Stream(Arc<CudaStream>),
+    /// Kept alive, so its handle (the identity) is not reused while listed.
+    Snapshot(Arc<CudaStream>, Arc<CudaEvent>),
+}
+
+impl Reader {
+    fn stream_id(&self) -> usize {
+        match self {
+            Reader::Stream(s) => id(s),
+            Reader::Snapshot(s, _) => id(s),
+        }
+    }
+}
+
+/// A stream's identity (its handle's address), `Send` unlike the raw handle.
+fn id(s: &CudaStream) -> usize {
+    s.cu_stream() as usize
+}
+
 /// What the bank holds and which streams have used it since it was written.
 struct Holder {
     /// The content id (0: unknown, the next user copies).
     content: u64,
-    /// Recorded on the writing stream after the copy (`None` when the writer's stream is the only
-    /// user so far and nothing needs it).
-    written: Option<CudaEvent>,
-    /// Streams that launched readers since the write (the writer first).
-    readers: Vec<Arc<CudaStream>>,
+    /// Recorded on the writing stream after the copy (`None` until a second stream needs it).
+    written: Option<Arc<CudaEvent>>,
+    /// Users since the write (the writer first).
+    readers: Vec<Reader>,
+    /// Streams capturing a graph now.
+    capturing: Vec<usize>,
 }
 
 /// The module's constant-memory bank (`abi::CONSTANT_BANK_BYTES` bytes) and the id of what it
@@ -81,6 +107,7 @@ impl ConstantBank {
                 content: 0,
                 written: None,
                 readers: Vec::new(),
+                capturing: Vec::new(),
             }),
         })
     }
@@ -108,25 +135,31 @@ impl ConstantBank {
         }
         let stream = gpu.stream();
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        let copy = || {
+            // SAFETY: the bank holds CONSTANT_BANK_BYTES ≥ bytes; the source is valid by this
+            // function's contract; the copy is ordered on `stream` (after every earlier reader,
+            // or inside a capture whose replays `clobber` orders).
+            unsafe { cudarc::driver::result::memcpy_dtod_async(self.ptr, src, bytes, stream.cu_stream()) }
+        };
+        if holder.capturing.contains(&id(stream)) {
+            copy()?;
+            return launch();
+        }
         if holder.content != content.0 {
             Self::wait_for_readers(&mut holder, stream)?;
-            // SAFETY: the bank holds CONSTANT_BANK_BYTES ≥ bytes; the source is valid by this
-            // function's contract; the copy is ordered on `stream` after every earlier reader.
-            unsafe { cudarc::driver::result::memcpy_dtod_async(self.ptr, src, bytes, stream.cu_stream()) }?;
+            copy()?;
             holder.content = content.0;
-            holder.written = None;
-        } else if !holder.readers.iter().any(|r| r.cu_stream() == stream.cu_stream()) {
+        } else if !holder.readers.iter().any(|r| r.stream_id() == id(stream)) {
             // The content was written on another stream: wait for the copy once.
-            let writer = holder.readers.first().cloned();
             if holder.written.is_none()
-                && let Some(w) = &writer
+                && let Some(Reader::Stream(w)) = holder.readers.first()
             {
-                holder.written = Some(w.record_event(None)?);
+                holder.written = Some(Arc::new(w.record_event(None)?));
             }
             if let Some(e) = &holder.written {
                 stream.wait(e)?;
             }
-            holder.readers.push(stream.clone());
+            holder.readers.push(Reader::Stream(stream.clone()));
         }
         let out = launch();
         if out.is_err() {
@@ -147,16 +180,41 @@ impl ConstantBank {
         launch()
     }
 
-    /// Makes `stream` wait for every other stream that read the bank since its last write, and
-    /// leaves `stream` as the only reader (the writer).
+    /// `stream` is about to capture a graph: its bank use so far becomes an event snapshot (others
+    /// may wait for that, not for the capture), and its bank uses until [`Self::end_capture`]
+    /// copy inside the capture without bookkeeping.
+    pub(crate) fn begin_capture(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        let me = id(stream);
+        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == me) {
+            let done = Arc::new(stream.record_event(None)?);
+            if i == 0 && holder.written.is_none() {
+                holder.written = Some(done.clone());
+            }
+            holder.readers[i] = Reader::Snapshot(stream.clone(), done);
+        }
+        holder.capturing.push(me);
+        Ok(())
+    }
+
+    /// `stream`'s capture ended.
+    pub(crate) fn end_capture(&self, stream: &Arc<CudaStream>) {
+        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        holder.capturing.retain(|&s| s != id(stream));
+    }
+
+    /// Makes `stream` wait for every other user of the bank since its last write, and leaves
+    /// `stream` as the only user (the writer).
     fn wait_for_readers(holder: &mut Holder, stream: &Arc<CudaStream>) -> Result<()> {
         for r in &holder.readers {
-            if r.cu_stream() != stream.cu_stream() {
-                stream.join(r)?;
+            match r {
+                Reader::Stream(s) if id(s) != id(stream) => stream.join(s)?,
+                Reader::Snapshot(_, e) => stream.wait(e)?,
+                Reader::Stream(_) => {}
             }
         }
         holder.readers.clear();
-        holder.readers.push(stream.clone());
+        holder.readers.push(Reader::Stream(stream.clone()));
         holder.written = None;
         Ok(())
     }

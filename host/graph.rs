@@ -20,11 +20,11 @@ impl Gpu {
     /// capture: every replay then rewrites those arrays. Ops that allocate (the `Gpu` op methods
     /// returning arrays) allocate inside the graph, and their results must not outlive the
     /// closure. The capture may only use buffers of this stream (others: [`Error::Unsupported`];
-    /// join their streams first), and no other stream may use the constant bank while it runs.
+    /// join their streams first).
     ///
-    /// Constant-bank contents: the graph holds the copies its launches needed (the bank is
-    /// treated as holding nothing when the capture starts), and each replay counts as a write of
-    /// unknown content, ordered after other streams' bank readers.
+    /// Constant-bank contents: the graph holds a copy of the content before each launch that
+    /// reads the bank, and each replay counts as a write of unknown content, ordered after other
+    /// streams' bank readers. Other streams may use the bank while the capture runs.
     ///
     /// ```no_run
     /// # use gpuprims::{Border, DeviceArray, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu};
@@ -41,15 +41,19 @@ impl Gpu {
     /// # Ok::<(), gpuprims::Error>(())
     /// ```
     pub fn capture(&self, enqueue: impl FnOnce(&Gpu) -> Result<()>) -> Result<Graph> {
-        // Order the capture after other streams' bank readers (outside the capture, where a wait
-        // is allowed) and forget the content, so the graph holds every copy its launches need.
-        self.bank().clobber(self, || Ok(()))?;
-        self.stream()
-            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
-        let enqueued = enqueue(self);
-        // End the capture whatever happened, so the stream is usable again.
-        let ended = self.stream().end_capture(CUgraphInstantiate_flags(0));
-        self.bank().clobber(self, || Ok(()))?;
+        self.bank().begin_capture(self.stream())?;
+        let begun = self
+            .stream()
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+        let (enqueued, ended) = match begun {
+            Ok(()) => {
+                let enqueued = enqueue(self);
+                // End the capture whatever happened, so the stream is usable again.
+                (enqueued, self.stream().end_capture(CUgraphInstantiate_flags(0)))
+            }
+            Err(e) => (Err(e.into()), Ok(None)),
+        };
+        self.bank().end_capture(self.stream());
         enqueued?;
         let graph = ended?.ok_or_else(|| Error::Unsupported {
             variant: "graph capture",

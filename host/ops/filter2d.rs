@@ -513,13 +513,16 @@ fn tile_launch<T: Filter2dElement>(
 /// the width is a whole number of vectors (`enqueue` also checks the buffers' alignment).
 fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<(LaunchConfig, u32, u32)> {
     let lanes = 16 / size_of::<T>();
-    let columns = s.w.div_ceil(ROW_VECTOR_THREADS as usize * lanes);
-    let target = 3 * gpu.props().sm_count as usize;
+    // A tile is one warp's 32 vectors of a strip (the kernel's `warp_tile_origin`).
+    let columns = s.w.div_ceil(32 * lanes);
+    let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
+    let target = 3 * gpu.props().sm_count as usize * warps_per_block;
     let mut strip = 64;
     while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
         strip /= 2;
     }
-    let grid = blocks((columns * s.h.div_ceil(strip) * s.planes) as u64, "row-vector")?;
+    let tiles = (columns * s.h.div_ceil(strip) * s.planes) as u64;
+    let grid = blocks(tiles.div_ceil(warps_per_block as u64), "row-vector")?;
     let vector_rows = s.w.is_multiple_of(lanes) as u32;
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
 }

@@ -386,6 +386,18 @@ fn tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> (u64, i32, i32) {
     (plane as u64, (by * bh) as i32, (bx * bw) as i32)
 }
 
+/// The `(plane, first row, first column)` of this *warp*'s `bw × bh` tile, tiles numbered warp by
+/// warp over the grid (columns fastest, then rows, then planes); `None` past the last tile.
+#[inline(always)]
+fn warp_tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> Option<(u64, i32, i32)> {
+    let gx = a.w.div_ceil(bw) as u64;
+    let gy = a.h.div_ceil(bh) as u64;
+    let t = block_idx() as u64 * (ROW_VECTOR_THREADS / 32) as u64 + warp_idx() as u64;
+    let (bx, rest) = (t % gx, t / gx);
+    let (by, plane) = (rest % gy, rest / gy);
+    (plane < a.planes).then_some((plane, (by * bh as u64) as i32, (bx * bw as u64) as i32))
+}
+
 /// The one output `(plane, row, col)` of this thread in a grid of 32 × 8-output blocks (warps on
 /// rows, lanes on columns); `None` past the plane's edge.
 #[inline(always)]
@@ -1016,8 +1028,10 @@ unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P],
     }
 }
 
-/// The row-vector kernel: a block of 128 threads owns `128 · P` columns of one strip of `a.strip`
-/// rows; each thread walks down its `P` columns (one 16-byte vector per row), applying
+/// The row-vector kernel: each warp owns `32 · P` columns (one 16-byte vector per lane) of one
+/// strip of `a.strip` rows — warps, not blocks, are the tiles, so rows narrower than a block
+/// (512 u8 pixels fill one warp) keep every lane busy; a block's 4 warps take consecutive tiles
+/// (neighbouring column groups of a wide row). Each lane walks down its `P` columns, applying
 /// `S`'s horizontal filter to each row and its vertical one to the last `K` rows' results (a
 /// register ring). Each row's loads are issued `K` rows before the row is filtered: a thread's
 /// rows are otherwise a chain of dependent load latencies with one load in flight, too few bytes
@@ -1035,8 +1049,10 @@ pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
 ) {
     const { assert!(K % 2 == 1 && K <= 5) };
     let h = K / 2;
-    let (p, r_first, c_block) = tile_origin(a, ROW_VECTOR_THREADS * P as u32, a.strip);
-    let c0 = c_block + (thread_idx() * P as u32) as i32;
+    let Some((p, r_first, c_warp)) = warp_tile_origin(a, 32 * P as u32, a.strip) else {
+        return; // a warp past the last tile (warp-uniform: no lane of it has work)
+    };
+    let c0 = c_warp + (lane_idx() * P as u32) as i32;
     let plane = Plane::of(x, p, a);
     let vector_rows = a.vector_rows != 0;
     let r_end = (r_first + a.strip as i32).min(a.h as i32);
