@@ -4,10 +4,12 @@
 //! and 255, 15 × 15 local mean and variance) and 2 × 2 max pooling (f32 NCHW batches of 224²
 //! planes, 2^20 … 2^28 elements) and 2D filters (u8 images 1024² … 8192², replicate border: grey
 //! dilation 3 × 3, 5 × 5 and 31 × 31, the 3 × 3 Gaussian), with the device-to-device copy bandwidth measured in the same
-//! run as the ceiling. Writes CSV and a markdown table under `target/gpuprims-bench/` and prints the table.
+//! run as the ceiling. Writes CSV, a markdown table and one PNG chart per family and workload (GB/s
+//! against size, the copy bandwidth as the ceiling) under `target/gpuprims-bench/` and prints the table.
 //!
 //!     cargo bench --bench ladder
 
+mod chart;
 #[path = "../examples/support/mod.rs"]
 mod support;
 
@@ -45,10 +47,24 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
     );
     md.push_str("| family | n | variant | median µs | GB/s | % copy | check |\n|---|---:|---|---:|---:|---:|---|\n");
     let mut failed = false;
+    let mut points: Vec<chart::Point> = Vec::new();
     let mut record = |rows: &[Row], size: &str, serial: Option<f64>, rayon: Option<f64>| {
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
+        // The chart a row belongs to: its family and the workload words of `size` (sizes dropped).
+        let is_size = |t: &str| t.starts_with("2^") || t.ends_with('²') || t.parse::<usize>().is_ok();
+        let workload: Vec<&str> = size.split(' ').filter(|t| !is_size(t)).collect();
+        let workload = workload.join(" ");
+        let workload = workload.trim_start_matches('×').trim();
         for r in rows {
             failed |= !r.ok;
+            if r.family != "launch floor" {
+                points.push(chart::Point {
+                    family: format!("{} {workload}", r.family).trim().to_string(),
+                    variant: r.variant.clone(),
+                    n: r.n,
+                    gbps: r.gbps(),
+                });
+            }
             let (us, gbps, pct) = (
                 format!("{:.3}", r.median_us),
                 format!("{:.1}", r.gbps()),
@@ -216,6 +232,10 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         .and_then(|_| std::fs::write(dir.join("ladder.csv"), &csv))
         .and_then(|_| std::fs::write(dir.join("ladder.md"), &md))
         .unwrap_or_else(|e| eprintln!("could not write {}: {e}", dir.display()));
+    match chart::write_charts(&dir, &points, copy, &gpu.props().name) {
+        Ok(files) => println!("charts: {}", files.join(", ")),
+        Err(e) => eprintln!("could not draw the charts: {e}"),
+    }
     println!("{md}");
     print!("{csv}");
     if failed {

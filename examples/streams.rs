@@ -378,6 +378,41 @@ fn transfers(gpu: &Gpu, streams: &[Gpu], host: &Array3<u8>, want: &[i16], quick:
         }
         Ok(v)
     })?;
+    // Raw copy bandwidths (CUDA events), the ceiling of everything above.
+    let mut dev_in = DeviceArray::<u8, Ix3>::uninit(gpu, host.raw_dim())?;
+    let dev_out = DeviceArray::<i16, Ix3>::upload(gpu, &ndarray::Array3::<i16>::zeros(host.raw_dim()))?;
+    let host_slice = host.as_slice().expect("standard layout");
+    let mut host_out = vec![0i16; n * side * side];
+    let r = if quick { 3 } else { 20 };
+    let h2d_pageable = gpu.time_launches(
+        1,
+        r,
+        |_| Ok(()),
+        |_| Ok(gpu.stream().memcpy_htod(host_slice, dev_in.as_mut_slice())?),
+    )?;
+    let h2d_pinned = gpu.time_launches(1, r, |_| Ok(()), |_| dev_in.copy_from_pinned(gpu, &pinned_in))?;
+    let d2h_pageable = gpu.time_launches(
+        1,
+        r,
+        |_| Ok(()),
+        |_| Ok(gpu.stream().memcpy_dtoh(dev_out.as_slice(), &mut host_out[..])?),
+    )?;
+    let d2h_pinned = gpu.time_launches(1, r, |_| Ok(()), |_| dev_out.download_into(gpu, &mut pinned_out))?;
+    println!(
+        "\n### Copy bandwidths (CUDA events; {} MB in, {} MB out)",
+        n * side * side / 1_000_000,
+        2 * n * side * side / 1_000_000
+    );
+    println!("| copy | median µs | GB/s |");
+    println!("|---|---:|---:|");
+    for (name, t, bytes) in [
+        ("host → device, pageable", h2d_pageable, n * side * side),
+        ("host → device, pinned", h2d_pinned, n * side * side),
+        ("device → host, pageable", d2h_pageable, 2 * n * side * side),
+        ("device → host, pinned", d2h_pinned, 2 * n * side * side),
+    ] {
+        println!("| {name} | {:.1} | {:.1} |", t.median_us, t.gbps(bytes as f64));
+    }
     let moved = (n * side * side * 3) as f64; // u8 in, i16 out
     println!("\n### {n} × u8 {side}² from host memory, through the chain, back to host memory (wall time)");
     println!("| transfers | median µs | GB/s moved over PCIe/NVLink-C2C | × pageable | check |");

@@ -1,7 +1,9 @@
 //! [`PinnedArray`]: an n-dimensional host array in page-locked memory, so uploads and downloads
 //! are asynchronous DMA transfers that overlap kernels on other streams.
 
-use cudarc::driver::{DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+use std::sync::Mutex;
+
+use cudarc::driver::{CudaEvent, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use ndarray::{ArrayBase, ArrayView, ArrayViewMut, Data, Dimension};
 
 use crate::array::DeviceArray;
@@ -15,7 +17,10 @@ use crate::gpu::Gpu;
 /// synchronously.
 ///
 /// Host access ([`PinnedArray::view`], [`PinnedArray::view_mut`]) first waits for the last copy
-/// that used the buffer, so it never observes a transfer in flight.
+/// that used the buffer, so it never observes a transfer in flight; a copy waits for the previous
+/// copy of the same buffer (on any stream); dropping the array waits for its last copy. (gpuprims
+/// records these events itself: cudarc's own pinned-buffer events are off with its event
+/// tracking, which gpuprims disables.)
 ///
 /// ```no_run
 /// # use gpuprims::{Border, DeviceArray, Gpu, PinnedArray};
@@ -31,6 +36,18 @@ use crate::gpu::Gpu;
 pub struct PinnedArray<T, D: Dimension> {
     buf: PinnedHostSlice<T>,
     dim: D,
+    /// Recorded after the last copy that used the buffer.
+    last_copy: Mutex<Option<CudaEvent>>,
+}
+
+impl<T, D: Dimension> Drop for PinnedArray<T, D> {
+    fn drop(&mut self) {
+        // The memory is freed after this: a copy in flight must finish first. A failed wait
+        // means the context is broken; cudarc records the error.
+        if let Some(e) = self.last_copy.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            e.context().record_err(e.synchronize());
+        }
+    }
 }
 
 impl<T, D: Dimension> PinnedArray<T, D> {
@@ -48,6 +65,27 @@ impl<T, D: Dimension> PinnedArray<T, D> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Blocks the host until the last copy that used the buffer has finished.
+    fn wait_host(&self) -> Result<()> {
+        let taken = self.last_copy.lock().unwrap_or_else(|e| e.into_inner()).take();
+        if let Some(e) = taken {
+            e.synchronize()?;
+        }
+        Ok(())
+    }
+}
+
+/// Enqueues `copy` on `gpu`'s stream after the buffer's previous copy (`last`), and records its
+/// end there.
+fn copy_after(last: &Mutex<Option<CudaEvent>>, gpu: &Gpu, copy: impl FnOnce() -> Result<()>) -> Result<()> {
+    let mut last = last.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = last.as_ref() {
+        gpu.stream().wait(e)?;
+    }
+    copy()?;
+    *last = Some(gpu.stream().record_event(None)?);
+    Ok(())
 }
 
 impl<T: DeviceRepr + ValidAsZeroBits, D: Dimension> PinnedArray<T, D> {
@@ -62,7 +100,11 @@ impl<T: DeviceRepr + ValidAsZeroBits, D: Dimension> PinnedArray<T, D> {
         // SAFETY: `ptr` addresses `len` elements of the fresh allocation; all-zero bytes are a
         // valid `T` (`ValidAsZeroBits`).
         unsafe { std::ptr::write_bytes(ptr, 0, len) };
-        Ok(PinnedArray { buf, dim })
+        Ok(PinnedArray {
+            buf,
+            dim,
+            last_copy: Mutex::new(None),
+        })
     }
 
     /// A pinned copy of `host` (any layout).
@@ -77,12 +119,14 @@ impl<T: DeviceRepr + ValidAsZeroBits, D: Dimension> PinnedArray<T, D> {
 
     /// The elements, after the last transfer that used the buffer has finished.
     pub fn view(&self) -> Result<ArrayView<'_, T, D>> {
+        self.wait_host()?;
         let s = &self.buf.as_slice()?[..self.len()];
         Ok(ArrayView::from_shape(self.dim.clone(), s).expect("length matches shape"))
     }
 
     /// The elements for writing, after the last transfer that used the buffer has finished.
     pub fn view_mut(&mut self) -> Result<ArrayViewMut<'_, T, D>> {
+        self.wait_host()?;
         let len = self.len();
         let s = &mut self.buf.as_mut_slice()?[..len];
         Ok(ArrayViewMut::from_shape(self.dim.clone(), s).expect("length matches shape"))
@@ -94,11 +138,31 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
     /// before the copy ends; ops enqueued later on the stream see the data).
     pub fn upload_pinned(gpu: &Gpu, host: &PinnedArray<T, D>) -> Result<Self> {
         let mut out = Self::uninit(gpu, host.dim.clone())?;
-        if !host.is_empty() {
-            let mut dst = out.as_mut_slice().slice_mut(0..host.len());
-            gpu.stream().memcpy_htod(&host.buf, &mut dst)?;
-        }
+        out.copy_from_pinned(gpu, host)?;
         Ok(out)
+    }
+
+    /// Copies `host` (same shape) into this array, asynchronously on `gpu`'s stream: reuse one
+    /// device buffer per stage of a streaming pipeline, or capture the copy in a graph.
+    pub fn copy_from_pinned(&mut self, gpu: &Gpu, host: &PinnedArray<T, D>) -> Result<()> {
+        if host.shape() != DeviceArray::shape(self) {
+            return Err(Error::InvalidArgument {
+                name: "host",
+                reason: format!(
+                    "shape {:?}, the array's is {:?}",
+                    host.shape(),
+                    DeviceArray::shape(self)
+                ),
+            });
+        }
+        if host.is_empty() {
+            return Ok(());
+        }
+        let _order = gpu.order_after([self.as_slice().stream()])?;
+        let mut dst = self.as_mut_slice().slice_mut(0..host.len());
+        copy_after(&host.last_copy, gpu, || {
+            Ok(gpu.stream().memcpy_htod(&host.buf, &mut dst)?)
+        })
     }
 
     /// Copies the array into `host` (same shape), asynchronously on `gpu`'s stream, after the
@@ -120,7 +184,8 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
         }
         let _order = gpu.order_after([self.as_slice().stream()])?;
         let src = self.as_slice().slice(0..self.len());
-        gpu.stream().memcpy_dtoh(&src, &mut host.buf)?;
-        Ok(())
+        copy_after(&host.last_copy, gpu, || {
+            Ok(gpu.stream().memcpy_dtoh(&src, &mut host.buf)?)
+        })
     }
 }

@@ -310,6 +310,19 @@ fn pinned_round_trip(gpu: &Gpu) -> Result<(), Failed> {
             other => return Err(format!("shape mismatch gave {other:?}").into()),
         }
     }
+    // The view must wait for a download still queued behind milliseconds of kernels (a view
+    // that does not wait reads the zeros).
+    let big = Array3::from_shape_fn((4, 2048, 2048), |_| r.random::<u8>());
+    let want = gpu.dilate(&big, (31, 31), Border::Reflect)?;
+    let x = DeviceArray::upload_pinned(&fork, &PinnedArray::from_array(&fork, &big)?)?;
+    for _ in 0..3 {
+        let mut out = PinnedArray::<u8, _>::zeros(&fork, big.raw_dim())?;
+        let slow = fork.dilate(&fork.dilate(&x, (31, 31), Border::Reflect)?, (1, 1), Border::Reflect)?;
+        slow.download_into(&fork, &mut out)?;
+        if out.view()? != want {
+            return Err("a pinned view did not wait for its download".into());
+        }
+    }
     let empty = PinnedArray::<f32, _>::zeros(gpu, IxDyn(&[0, 5]))?;
     let x = DeviceArray::upload_pinned(gpu, &empty)?;
     if !x.is_empty() || x.download(gpu)? != ArrayD::<f32>::zeros(IxDyn(&[0, 5])) {

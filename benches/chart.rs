@@ -1,0 +1,95 @@
+//! PNG charts of the bench rows: one per family, GB/s against size (log scale), one line per
+//! variant, the same run's copy bandwidth as a dashed ceiling. Text uses the bundled DejaVu Sans
+//! Mono (benches/fonts, its license beside it), so charts render on machines without fonts.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use plotters::prelude::*;
+
+/// One measured point: family, variant, size (elements or pixels), GB/s.
+pub struct Point {
+    pub family: String,
+    pub variant: String,
+    pub n: usize,
+    pub gbps: f64,
+}
+
+/// Writes `<dir>/<family>.png` for every family in `points`; returns the paths written.
+pub fn write_charts(dir: &Path, points: &[Point], copy_gbps: f64, device: &str) -> Result<Vec<String>, String> {
+    static FONT: &[u8] = include_bytes!("fonts/DejaVuSansMono.ttf");
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "bundled font".to_string())?;
+    let mut families: BTreeMap<&str, BTreeMap<&str, Vec<(f64, f64)>>> = BTreeMap::new();
+    for p in points.iter().filter(|p| p.n > 0 && p.gbps.is_finite()) {
+        families
+            .entry(&p.family)
+            .or_default()
+            .entry(&p.variant)
+            .or_default()
+            .push((p.n as f64, p.gbps));
+    }
+    let mut written = Vec::new();
+    for (family, variants) in &families {
+        let file = dir.join(format!("{}.png", family.replace([' ', '/'], "_")));
+        draw(&file, family, variants, copy_gbps, device).map_err(|e| format!("{}: {e}", file.display()))?;
+        written.push(file.display().to_string());
+    }
+    Ok(written)
+}
+
+fn draw(
+    file: &Path,
+    family: &str,
+    variants: &BTreeMap<&str, Vec<(f64, f64)>>,
+    copy_gbps: f64,
+    device: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let all = variants.values().flatten();
+    let (lo, hi) = all
+        .clone()
+        .fold((f64::MAX, 0f64), |(lo, hi), &(n, _)| (lo.min(n), hi.max(n)));
+    // Headroom above the highest line for the legend (upper left).
+    let top = all.fold(copy_gbps, |m, &(_, g)| m.max(g)) * 1.45;
+    let root = BitMapBackend::new(file, (1100, 700)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("{family}: GB/s against size ({device})"), ("sans-serif", 22))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(64)
+        .build_cartesian_2d((lo / 1.5..hi * 1.5).log_scale(), 0f64..top)?;
+    chart
+        .configure_mesh()
+        .x_desc("size (elements or pixels)")
+        .y_desc("GB/s (inputs read once + outputs written once)")
+        .x_label_formatter(&|v| format!("2^{:.0}", v.log2()))
+        .draw()?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(lo / 1.5, copy_gbps), (hi * 1.5, copy_gbps)],
+            8,
+            6,
+            BLACK.stroke_width(2),
+        ))?
+        .label(format!("copy {copy_gbps:.0} GB/s"))
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
+    for (i, (variant, pts)) in variants.iter().enumerate() {
+        let mut pts = pts.clone();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))?
+            .label(*variant)
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
