@@ -306,9 +306,10 @@ fn print_streams_table(title: &str, rows: &[support::Row], base_us: f64) {
     }
 }
 
-/// Host → device → chain → host for the whole stack: pageable copies; pinned copies on one
-/// stream; pinned copies in 4 chunks on 4 streams (chunk k's copies overlap chunk k ± 1's
-/// kernels). Wall time on the host (the call returns when the results are in host memory).
+/// Host → device → chain → host for the whole stack, into preallocated buffers: pageable
+/// copies; pinned copies on one stream; pinned copies in 4 chunks on 4 streams (chunk k's copies
+/// overlap chunk k ± 1's kernels). Wall time on the host from the first enqueue to the results
+/// in host memory; the results are checked after the timing.
 fn transfers(gpu: &Gpu, streams: &[Gpu], host: &Array3<u8>, want: &[i16], quick: bool) -> Result<bool> {
     let (n, side) = (host.shape()[0], host.shape()[1]);
     let chunk = n / STREAMS;
@@ -328,6 +329,8 @@ fn transfers(gpu: &Gpu, streams: &[Gpu], host: &Array3<u8>, want: &[i16], quick:
             w: side,
         },
     )?;
+    let host_slice = host.as_slice().expect("standard layout");
+    let mut pageable_out = vec![0i16; n * side * side];
     let pinned_in = PinnedArray::from_array(gpu, host)?;
     let mut pinned_out = PinnedArray::<i16, _>::zeros(gpu, host.raw_dim())?;
     let chunks_in: Vec<PinnedArray<u8, Ix3>> = (0..STREAMS)
@@ -336,86 +339,84 @@ fn transfers(gpu: &Gpu, streams: &[Gpu], host: &Array3<u8>, want: &[i16], quick:
     let mut chunks_out: Vec<PinnedArray<i16, Ix3>> = (0..STREAMS)
         .map(|_| PinnedArray::zeros(gpu, Ix3(chunk, side, side)))
         .collect::<Result<_>>()?;
+    let mut dev = Buffers::new(gpu, &host.view())?;
+    let mut dev_chunks: Vec<Buffers<Ix3>> = (0..STREAMS)
+        .map(|k| Buffers::new(&streams[k], &host.slice(s![k * chunk..(k + 1) * chunk, .., ..])))
+        .collect::<Result<_>>()?;
+    gpu.synchronize()?;
+    streams.iter().try_for_each(|s| s.synchronize())?;
     let runs = if quick { 3 } else { 20 };
-    let wall = |f: &mut dyn FnMut() -> Result<Vec<i16>>| -> Result<(f64, Vec<i16>)> {
-        let mut out = f()?;
+    let wall = |f: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
+        f()?;
         let mut us = Vec::new();
         for _ in 0..runs {
             let t0 = Instant::now();
-            out = f()?;
+            f()?;
             us.push(t0.elapsed().as_secs_f64() * 1e6);
         }
         us.sort_by(f64::total_cmp);
-        Ok((us[us.len() / 2], out))
+        Ok(us[us.len() / 2])
     };
-    let chain_on = |g: &Gpu, chain: &Chain, x: DeviceArray<u8, Ix3>| -> Result<DeviceArray<i16, Ix3>> {
-        let mut b = Buffers {
-            g: DeviceArray::uninit(g, x.raw_dim())?,
-            d: DeviceArray::uninit(g, x.raw_dim())?,
-            y: DeviceArray::uninit(g, x.raw_dim())?,
-            x,
-        };
-        b.enqueue(g, chain)?;
-        Ok(b.y)
-    };
-    let (pageable, got0) = wall(&mut || {
-        let x = DeviceArray::upload(gpu, host)?;
-        Ok(chain_on(gpu, &whole, x)?.download(gpu)?.into_raw_vec_and_offset().0)
+    let pageable = wall(&mut || {
+        gpu.stream().memcpy_htod(host_slice, dev.x.as_mut_slice())?;
+        dev.enqueue(gpu, &whole)?;
+        gpu.stream().memcpy_dtoh(dev.y.as_slice(), &mut pageable_out[..])?;
+        gpu.synchronize()
     })?;
-    let (pinned, got1) = wall(&mut || {
-        let x = DeviceArray::upload_pinned(gpu, &pinned_in)?;
-        chain_on(gpu, &whole, x)?.download_into(gpu, &mut pinned_out)?;
-        Ok(pinned_out.view()?.iter().copied().collect())
+    let got0 = pageable_out.clone();
+    let pinned = wall(&mut || {
+        dev.x.copy_from_pinned(gpu, &pinned_in)?;
+        dev.enqueue(gpu, &whole)?;
+        dev.y.download_into(gpu, &mut pinned_out)?;
+        pinned_out.view().map(drop)
     })?;
-    let (overlapped, got2) = wall(&mut || {
+    let got1: Vec<i16> = pinned_out.view()?.iter().copied().collect();
+    let overlapped = wall(&mut || {
         for (k, s) in streams.iter().enumerate() {
-            let x = DeviceArray::upload_pinned(s, &chunks_in[k])?;
-            chain_on(s, &part, x)?.download_into(s, &mut chunks_out[k])?;
+            let b = &mut dev_chunks[k];
+            b.x.copy_from_pinned(s, &chunks_in[k])?;
+            b.enqueue(s, &part)?;
+            b.y.download_into(s, &mut chunks_out[k])?;
         }
-        let mut v = Vec::with_capacity(n * side * side);
-        for c in &chunks_out {
-            v.extend(c.view()?.iter().copied());
-        }
-        Ok(v)
+        chunks_out.iter().try_for_each(|c| c.view().map(drop))
     })?;
-    // Raw copy bandwidths (CUDA events), the ceiling of everything above.
-    let mut dev_in = DeviceArray::<u8, Ix3>::uninit(gpu, host.raw_dim())?;
-    let dev_out = DeviceArray::<i16, Ix3>::upload(gpu, &ndarray::Array3::<i16>::zeros(host.raw_dim()))?;
-    let host_slice = host.as_slice().expect("standard layout");
-    let mut host_out = vec![0i16; n * side * side];
+    let mut got2 = Vec::with_capacity(n * side * side);
+    for c in &chunks_out {
+        got2.extend(c.view()?.iter().copied());
+    }
+    // Raw copy bandwidths (CUDA events), the ceiling of the rows above.
     let r = if quick { 3 } else { 20 };
+    let x = &mut dev.x;
     let h2d_pageable = gpu.time_launches(
         1,
         r,
         |_| Ok(()),
-        |_| Ok(gpu.stream().memcpy_htod(host_slice, dev_in.as_mut_slice())?),
+        |_| Ok(gpu.stream().memcpy_htod(host_slice, x.as_mut_slice())?),
     )?;
-    let h2d_pinned = gpu.time_launches(1, r, |_| Ok(()), |_| dev_in.copy_from_pinned(gpu, &pinned_in))?;
+    let h2d_pinned = gpu.time_launches(1, r, |_| Ok(()), |_| x.copy_from_pinned(gpu, &pinned_in))?;
+    let y = &dev.y;
     let d2h_pageable = gpu.time_launches(
         1,
         r,
         |_| Ok(()),
-        |_| Ok(gpu.stream().memcpy_dtoh(dev_out.as_slice(), &mut host_out[..])?),
+        |_| Ok(gpu.stream().memcpy_dtoh(y.as_slice(), &mut pageable_out[..])?),
     )?;
-    let d2h_pinned = gpu.time_launches(1, r, |_| Ok(()), |_| dev_out.download_into(gpu, &mut pinned_out))?;
-    println!(
-        "\n### Copy bandwidths (CUDA events; {} MB in, {} MB out)",
-        n * side * side / 1_000_000,
-        2 * n * side * side / 1_000_000
-    );
+    let d2h_pinned = gpu.time_launches(1, r, |_| Ok(()), |_| y.download_into(gpu, &mut pinned_out))?;
+    let (bytes_in, bytes_out) = (n * side * side, 2 * n * side * side);
+    println!("\n### Copy bandwidths (CUDA events; {bytes_in} bytes in, {bytes_out} bytes out)");
     println!("| copy | median µs | GB/s |");
     println!("|---|---:|---:|");
     for (name, t, bytes) in [
-        ("host → device, pageable", h2d_pageable, n * side * side),
-        ("host → device, pinned", h2d_pinned, n * side * side),
-        ("device → host, pageable", d2h_pageable, 2 * n * side * side),
-        ("device → host, pinned", d2h_pinned, 2 * n * side * side),
+        ("host → device, pageable", h2d_pageable, bytes_in),
+        ("host → device, pinned", h2d_pinned, bytes_in),
+        ("device → host, pageable", d2h_pageable, bytes_out),
+        ("device → host, pinned", d2h_pinned, bytes_out),
     ] {
         println!("| {name} | {:.1} | {:.1} |", t.median_us, t.gbps(bytes as f64));
     }
-    let moved = (n * side * side * 3) as f64; // u8 in, i16 out
+    let moved = (bytes_in + bytes_out) as f64;
     println!("\n### {n} × u8 {side}² from host memory, through the chain, back to host memory (wall time)");
-    println!("| transfers | median µs | GB/s moved over PCIe/NVLink-C2C | × pageable | check |");
+    println!("| transfers | median µs | GB/s moved | × pageable | check |");
     println!("|---|---:|---:|---:|---|");
     let mut failed = false;
     for (name, us, got) in [
