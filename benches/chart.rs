@@ -30,7 +30,13 @@ pub fn write_charts(dir: &Path, points: &[Point], copy_gbps: f64, device: &str) 
     }
     let mut written = Vec::new();
     for (family, variants) in &families {
-        let file = dir.join(format!("{}.png", family.replace([' ', '/'], "_")));
+        let name: String = family
+            .replace('×', "x")
+            .replace('→', "-to-")
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+            .collect();
+        let file = dir.join(format!("{name}.png"));
         draw(&file, family, variants, copy_gbps, device).map_err(|e| format!("{}: {e}", file.display()))?;
         written.push(file.display().to_string());
     }
