@@ -15,11 +15,14 @@ pub struct Point {
     pub gbps: f64,
 }
 
+/// Each variant's (size, GB/s) points, by variant name.
+type Series<'a> = BTreeMap<&'a str, Vec<(f64, f64)>>;
+
 /// Writes `<dir>/<family>.png` for every family in `points`; returns the paths written.
 pub fn write_charts(dir: &Path, points: &[Point], copy_gbps: f64, device: &str) -> Result<Vec<String>, String> {
     static FONT: &[u8] = include_bytes!("fonts/DejaVuSansMono.ttf");
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "bundled font".to_string())?;
-    let mut families: BTreeMap<&str, BTreeMap<&str, Vec<(f64, f64)>>> = BTreeMap::new();
+    let mut families: BTreeMap<&str, Series> = BTreeMap::new();
     for p in points.iter().filter(|p| p.n > 0 && p.gbps.is_finite()) {
         families
             .entry(&p.family)
@@ -46,7 +49,7 @@ pub fn write_charts(dir: &Path, points: &[Point], copy_gbps: f64, device: &str) 
 fn draw(
     file: &Path,
     family: &str,
-    variants: &BTreeMap<&str, Vec<(f64, f64)>>,
+    variants: &Series,
     copy_gbps: f64,
     device: &str,
 ) -> Result<(), Box<dyn std::error::Error>> {
