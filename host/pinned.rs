@@ -76,6 +76,17 @@ impl<T, D: Dimension> PinnedArray<T, D> {
     }
 }
 
+/// A pinned array and a device array of different shapes cannot be copied into each other.
+fn same_shape(host: &[usize], device: &[usize]) -> Result<()> {
+    if host != device {
+        return Err(Error::InvalidArgument {
+            name: "host",
+            reason: format!("shape {host:?}, the array's is {device:?}"),
+        });
+    }
+    Ok(())
+}
+
 /// Enqueues `copy` on `gpu`'s stream after the buffer's previous copy (`last`), and records its
 /// end there.
 fn copy_after(last: &Mutex<Option<CudaEvent>>, gpu: &Gpu, copy: impl FnOnce() -> Result<()>) -> Result<()> {
@@ -145,16 +156,7 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
     /// Copies `host` (same shape) into this array, asynchronously on `gpu`'s stream: reuse one
     /// device buffer per stage of a streaming pipeline, or capture the copy in a graph.
     pub fn copy_from_pinned(&mut self, gpu: &Gpu, host: &PinnedArray<T, D>) -> Result<()> {
-        if host.shape() != DeviceArray::shape(self) {
-            return Err(Error::InvalidArgument {
-                name: "host",
-                reason: format!(
-                    "shape {:?}, the array's is {:?}",
-                    host.shape(),
-                    DeviceArray::shape(self)
-                ),
-            });
-        }
+        same_shape(host.shape(), DeviceArray::shape(self))?;
         if host.is_empty() {
             return Ok(());
         }
@@ -169,16 +171,7 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
     /// work enqueued there (and on the array's own stream) so far. Read `host` through its views,
     /// which wait for the copy.
     pub fn download_into(&self, gpu: &Gpu, host: &mut PinnedArray<T, D>) -> Result<()> {
-        if host.shape() != DeviceArray::shape(self) {
-            return Err(Error::InvalidArgument {
-                name: "host",
-                reason: format!(
-                    "shape {:?}, the array's is {:?}",
-                    host.shape(),
-                    DeviceArray::shape(self)
-                ),
-            });
-        }
+        same_shape(host.shape(), DeviceArray::shape(self))?;
         if self.is_empty() {
             return Ok(());
         }
