@@ -7,7 +7,11 @@
 //! run as the ceiling. Writes CSV, a markdown table and one PNG chart per family and workload (GB/s
 //! against size, the copy bandwidth as the ceiling) under `target/gpuprims-bench/` and prints the table.
 //!
-//!     cargo bench --bench ladder
+//!     cargo bench --bench ladder [SECTION ...]
+//!
+//! SECTION (any of `reduce`, `reduce-auto`, `conv1d`, `conv1d-taps`, `window`, `pool`, `filter2d`)
+//! runs only those sections;
+//! none runs all. The launch floor and the copy bandwidth are always measured.
 
 mod chart;
 #[path = "../examples/support/mod.rs"]
@@ -35,6 +39,12 @@ fn main() {
         eprintln!("error: {e}");
         std::process::exit(1);
     }
+}
+
+/// Whether the command line selects `section` (no section named: all are).
+fn selected(section: &str) -> bool {
+    let named: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    named.is_empty() || named.iter().any(|a| a == section)
 }
 
 fn run(gpu: &Gpu) -> gpuprims::Result<()> {
@@ -104,12 +114,13 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         &[
             probe("empty kernel", floor.empty_us, 0.0),
             probe("1 block reads 4 KB", floor.read_4k_us, 4096.0),
+            probe("empty kernel + host launch latency", floor.empty_with_host_us, 0.0),
         ],
         "–",
         None,
         None,
     );
-    for log2 in (16..=28).step_by(2) {
+    for log2 in (16..=28).step_by(2).filter(|_| selected("reduce")) {
         let n = 1usize << log2;
         let x = support::tutorial_ints(n, log2);
         let want = cpu::sum_sq_int(&x);
@@ -117,7 +128,18 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         let rows = support::sumsq_ladder(gpu, &x, want, copy)?;
         record(&rows, &format!("2^{log2}"), Some(serial), Some(rayon));
     }
-    for width in [5, 31] {
+    // Auto across sizes: one op from 1 to 2^28 elements, as the GPU's time and with the host's
+    // launch latency (what one isolated call costs), beside the launch floor above.
+    for n in [1, 1000, 1 << 12, 1 << 16, 1 << 20, 1 << 24, 1 << 28]
+        .into_iter()
+        .filter(|_| selected("reduce-auto"))
+    {
+        let x = support::tutorial_ints(n, n as u64);
+        let want = cpu::sum_sq_int(&x);
+        let rows = support::sumsq_auto(gpu, &x, want, copy)?;
+        record(&rows, &format!("{n}"), None, None);
+    }
+    for width in [5, 31].into_iter().filter(|_| selected("conv1d")) {
         for log2 in [16, 18, 20, 22, 24, 26, 27] {
             let rows = filter_rows::<f64>(gpu, log2, width, "mean_filter1d f64", copy)?;
             record(&rows, &format!("2^{log2} × {width}"), None, None);
@@ -127,6 +149,18 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             record(&rows, &format!("2^{log2} × {width}"), None, None);
         }
     }
+    // Auto's crossovers: every variant over tap counts 3 … 127, f32 and f64, at 2^20 and 2^24.
+    for taps in [3, 5, 9, 16, 31, 63, 127]
+        .into_iter()
+        .filter(|_| selected("conv1d-taps"))
+    {
+        for log2 in [20, 24] {
+            let rows = filter_rows::<f64>(gpu, log2, taps, "mean_filter1d f64", copy)?;
+            record(&rows, &format!("2^{log2} × {taps}"), None, None);
+            let rows = filter_rows::<f32>(gpu, log2, taps, "mean_filter1d f32", copy)?;
+            record(&rows, &format!("2^{log2} × {taps}"), None, None);
+        }
+    }
     // Window statistics: u8 images → two f32 images, the row ladder's fast rungs at widths 15 and
     // 255, and the 15 × 15 local mean + variance through both 2D variants.
     let row_variants = [
@@ -134,7 +168,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         WindowVariant::RunningSum,
         WindowVariant::Auto,
     ];
-    for side in [1024, 2048, 4096, 8192] {
+    for side in [1024, 2048, 4096, 8192].into_iter().filter(|_| selected("window")) {
         let pixels = support::image::<u8>(side * side, side as u64);
         for width in [15, 255] {
             let work = WindowWork {
@@ -161,7 +195,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         PoolVariant::Vectorized,
         PoolVariant::Auto,
     ];
-    for planes in [16, 64, 256, 1024, 4096] {
+    for planes in [16, 64, 256, 1024, 4096].into_iter().filter(|_| selected("pool")) {
         let x = support::pool_input::<f32>(planes * 224 * 224, planes as u64);
         let shape = PoolShape::max(planes, 224, 224, Pool2d::new((2, 2)));
         let work = PoolWork { x: &x, shape };
@@ -180,7 +214,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
     }
     // 2D filters: u8 images 1024² … 8192², replicate border: grey dilation 3 × 3, 5 × 5 and
     // 31 × 31 and the 3 × 3 Gaussian through their fast rungs and Auto.
-    for side in [1024, 2048, 4096, 8192] {
+    for side in [1024, 2048, 4096, 8192].into_iter().filter(|_| selected("filter2d")) {
         let pixels = support::image::<u8>(side * side, side as u64);
         let xd = gpu.stream().clone_htod(&pixels)?;
         let shape = Filter2dShape {

@@ -85,8 +85,8 @@ fn main() {
     let result = (|| -> gpuprims::Result<()> {
         let floor = gpu.launch_floor(if quick { 20 } else { 200 })?;
         println!(
-            "launch floor (events around each launch, host launch path included): empty kernel {:.2} µs, one block reading 4 KB {:.2} µs",
-            floor.empty_us, floor.read_4k_us
+            "launch floor (GPU time): empty kernel {:.2} µs, one block reading 4 KB {:.2} µs; an empty kernel with the host's launch latency: {:.2} µs",
+            floor.empty_us, floor.read_4k_us, floor.empty_with_host_us
         );
         let copy = gpu.copy_bandwidth_gbps(if quick { 16 << 20 } else { 256 << 20 }, 10)?;
         let rows = support::sumsq_ladder(&gpu, &x, want, copy)?;

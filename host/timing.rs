@@ -1,5 +1,17 @@
 //! CUDA-event timing: warm-up, then many launches each between two events with no host sync in the
 //! loop, median reported. Used by the examples and the benchmark (never by unit tests).
+//!
+//! **What is timed: the GPU's time.** Before each run's start event the stream is *held*: one
+//! thread spins for a known time (`probe_hold`) while the host enqueues the start event, the
+//! launch and the end event. When the GPU reaches the start event, the launch is already queued
+//! behind it, so the events measure the GPU's work (its launch processing included) and not the
+//! host's API latency — nvbench's "cold GPU time", with a timer in place of its host flag. The
+//! hold is sized from the warm-up enqueue times and doubled until every run's enqueue finished
+//! well inside it. [`Gpu::time_launches_with_host`] times the other way (events around the
+//! host's enqueue, the GPU idle meanwhile), which is what one isolated op call costs;
+//! [`Gpu::launch_floor`] reports both for an empty kernel.
+
+use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
@@ -27,44 +39,102 @@ impl Timing {
     }
 }
 
+/// The shortest and longest stream hold (a hold longer than the cap means the host was blocked
+/// by a full launch queue, which only happens while the GPU is busy anyway).
+const HOLD_MIN: Duration = Duration::from_micros(20);
+const HOLD_MAX: Duration = Duration::from_millis(2);
+
 impl Gpu {
-    /// Times `launch(run)` after `warmup` untimed calls. Before each run, `prepare(run)` enqueues
-    /// untimed work (poison the output, …); then the launch is enqueued between two events. The
-    /// host synchronizes once, after the last run.
+    /// Times `launch(run)` after `warmup` untimed calls, as the GPU's time (see the module docs).
+    /// Before each run, `prepare(run)` enqueues untimed work (poison the output, …); then the
+    /// stream is held, and the launch is enqueued between two events. The host synchronizes once,
+    /// after the last run.
     pub fn time_launches(
         &self,
         warmup: usize,
         runs: usize,
+        prepare: impl FnMut(usize) -> Result<()>,
+        launch: impl FnMut(usize) -> Result<()>,
+    ) -> Result<Timing> {
+        self.time_runs(warmup, runs, true, prepare, launch)
+    }
+
+    /// As [`Gpu::time_launches`], without the hold: the start event is recorded while the GPU
+    /// idles, so each run also counts the host's launch latency (the cost of one isolated call).
+    pub fn time_launches_with_host(
+        &self,
+        warmup: usize,
+        runs: usize,
+        prepare: impl FnMut(usize) -> Result<()>,
+        launch: impl FnMut(usize) -> Result<()>,
+    ) -> Result<Timing> {
+        self.time_runs(warmup, runs, false, prepare, launch)
+    }
+
+    fn time_runs(
+        &self,
+        warmup: usize,
+        runs: usize,
+        held: bool,
         mut prepare: impl FnMut(usize) -> Result<()>,
         mut launch: impl FnMut(usize) -> Result<()>,
     ) -> Result<Timing> {
         let runs = runs.max(1);
+        let mut slowest_enqueue = Duration::ZERO;
         for i in 0..warmup {
             prepare(i)?;
+            let t = Instant::now();
             launch(i)?;
+            slowest_enqueue = slowest_enqueue.max(t.elapsed());
         }
+        let mut hold = (4 * slowest_enqueue).clamp(HOLD_MIN, HOLD_MAX);
         let ctx = self.context();
-        let mut events = Vec::with_capacity(runs);
-        for i in 0..runs {
-            prepare(warmup + i)?;
-            let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
-            start.record(self.stream())?;
-            launch(warmup + i)?;
-            end.record(self.stream())?;
-            events.push((start, end));
+        loop {
+            let mut events = Vec::with_capacity(runs);
+            let mut late = false;
+            for i in 0..runs {
+                prepare(warmup + i)?;
+                let start = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                let end = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?;
+                let t = Instant::now();
+                if held {
+                    self.hold_stream(hold)?;
+                }
+                start.record(self.stream())?;
+                launch(warmup + i)?;
+                end.record(self.stream())?;
+                // The hold began no earlier than its enqueue: if the enqueue of the whole region
+                // took well under the hold, the GPU could not reach the start event first.
+                late |= held && t.elapsed() * 4 > hold * 3;
+                events.push((start, end));
+            }
+            self.synchronize()?;
+            if late && hold < HOLD_MAX {
+                hold = (hold * 2).min(HOLD_MAX);
+                continue;
+            }
+            let mut us = events
+                .iter()
+                .map(|(s, e)| s.elapsed_ms(e).map(|ms| ms as f64 * 1e3))
+                .collect::<Result<Vec<f64>, _>>()?;
+            us.sort_by(f64::total_cmp);
+            return Ok(Timing {
+                median_us: median_sorted(&us),
+                min_us: us[0],
+                runs,
+            });
         }
-        self.synchronize()?;
-        let mut us = events
-            .iter()
-            .map(|(s, e)| s.elapsed_ms(e).map(|ms| ms as f64 * 1e3))
-            .collect::<Result<Vec<f64>, _>>()?;
-        us.sort_by(f64::total_cmp);
-        Ok(Timing {
-            median_us: median_sorted(&us),
-            min_us: us[0],
-            runs,
-        })
+    }
+
+    /// Enqueues the hold probe: one thread spinning for `hold` of GPU time.
+    fn hold_stream(&self, hold: Duration) -> Result<()> {
+        let probes = self.family::<ProbeKernels>()?;
+        let ns = hold.as_nanos() as u64;
+        let mut b = self.stream().launch_builder(&probes.hold);
+        b.arg(&ns);
+        // SAFETY: `probe_hold(ns: u64)`, one thread, no memory accessed.
+        unsafe { b.launch(LaunchConfig::for_num_elems(1)) }?;
+        Ok(())
     }
 
     /// Device-to-device copy bandwidth in GB/s over a `bytes`-byte buffer, counting bytes read plus
@@ -79,37 +149,51 @@ impl Gpu {
     }
 }
 
-/// The launch floor of a device, timed like every kernel (events around each launch, the host's
-/// launch path included): below these times a kernel is launch-bound, whatever it does.
+/// The launch floor of a device: below these times a kernel is launch-bound, whatever it does.
 #[derive(Clone, Copy, Debug)]
 pub struct LaunchFloor {
-    /// An empty kernel, median µs.
+    /// An empty kernel, GPU time ([`Gpu::time_launches`]), median µs.
     pub empty_us: f64,
-    /// One block of 256 threads reading 4 KB (16 bytes each) and writing 1 KB, median µs.
+    /// One block of 256 threads reading 4 KB (16 bytes each) and writing 1 KB, GPU time, median µs.
     pub read_4k_us: f64,
+    /// An empty kernel with the host's launch latency inside the events
+    /// ([`Gpu::time_launches_with_host`]), median µs: one isolated call's floor.
+    pub empty_with_host_us: f64,
 }
 
 /// The launch-floor probes (`kernels-gpu/src/probe.rs`), a registry entry like a family.
 pub(crate) struct ProbeKernels {
     empty: CudaFunction,
     read: CudaFunction,
+    hold: CudaFunction,
 }
 
 impl Family for ProbeKernels {
     fn load(gpu: &Gpu) -> Result<Self> {
-        let [empty, read] =
-            crate::kernels::load_functions(gpu.module(), [crate::probe_empty_name!(), crate::probe_read_name!()])?;
-        Ok(ProbeKernels { empty, read })
+        let [empty, read, hold] = crate::kernels::load_functions(
+            gpu.module(),
+            [
+                crate::probe_empty_name!(),
+                crate::probe_read_name!(),
+                crate::probe_hold_name!(),
+            ],
+        )?;
+        Ok(ProbeKernels { empty, read, hold })
     }
 
     fn kernel_names() -> Vec<&'static str> {
-        vec![crate::probe_empty_name!(), crate::probe_read_name!()]
+        vec![
+            crate::probe_empty_name!(),
+            crate::probe_read_name!(),
+            crate::probe_hold_name!(),
+        ]
     }
 }
 
 impl Gpu {
     /// Measures the launch floor: median of `runs` timed launches of each probe after 10
-    /// warm-ups (the read probe rotates over 64 buffers so it reads from DRAM, not from L1).
+    /// warm-ups (the read probe rotates over 64 buffers so it reads from DRAM, not from L1), as GPU
+    /// time and, for the empty kernel, also with the host's launch latency.
     pub fn launch_floor(&self, runs: usize) -> Result<LaunchFloor> {
         let probes = self.family::<ProbeKernels>()?;
         let stream = self.stream();
@@ -119,12 +203,9 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         // SAFETY: the empty probe takes no arguments.
-        let empty = self.time_launches(
-            10,
-            runs,
-            |_| Ok(()),
-            |_| Ok(unsafe { stream.launch_builder(&probes.empty).launch(one) }.map(|_| ())?),
-        )?;
+        let launch_empty = |_| Ok(unsafe { stream.launch_builder(&probes.empty).launch(one) }.map(|_| ())?);
+        let empty = self.time_launches(10, runs, |_| Ok(()), launch_empty)?;
+        let empty_with_host = self.time_launches_with_host(10, runs, |_| Ok(()), launch_empty)?;
         let words = PROBE_BYTES / 4;
         let inputs = (0..64)
             .map(|i| stream.clone_htod(&(0..words as u32).map(|w| w ^ i).collect::<Vec<u32>>()))
@@ -152,6 +233,7 @@ impl Gpu {
         Ok(LaunchFloor {
             empty_us: empty.median_us,
             read_4k_us: read.median_us,
+            empty_with_host_us: empty_with_host.median_us,
         })
     }
 }

@@ -14,12 +14,13 @@ use crate::common::{gpu_trial, rng};
 use crate::cpu_conv1d::{scipy_cases, scipy_match};
 
 /// Every variant the tests run, `Auto` included.
-const VARIANTS: [Conv1dVariant; 6] = [
+const VARIANTS: [Conv1dVariant; 7] = [
     Conv1dVariant::GlobalTaps,
     Conv1dVariant::ConstantTaps,
     Conv1dVariant::SharedTile,
     Conv1dVariant::RegisterBlocked,
     Conv1dVariant::RegisterBlockedShared,
+    Conv1dVariant::RegisterBlockedVector,
     Conv1dVariant::Auto,
 ];
 
@@ -311,9 +312,13 @@ fn mean_filter_case<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
 
 /// Non-finite taps and samples propagate exactly as in the f64 oracle (NaN where it is NaN).
 fn non_finite_case<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
-    let mut xv = random::<T>(3000, 5);
+    // Long enough that the vector-window kernel's interior blocks (2048 outputs) meet the
+    // non-finite samples too, not only its border blocks.
+    let mut xv = random::<T>(10_000, 5);
     xv[1500] = T::from_f64(f64::NAN);
     xv[2000] = T::from_f64(f64::INFINITY);
+    xv[4500] = T::from_f64(f64::NAN);
+    xv[7001] = T::from_f64(f64::NEG_INFINITY);
     let x = Array1::from(xv);
     let cases: [&[f64]; 4] = [
         &[0.25, f64::NAN, 0.25],
@@ -382,6 +387,7 @@ fn empty_and_errors<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         Conv1dVariant::ConstantTaps,
         Conv1dVariant::SharedTile,
         Conv1dVariant::RegisterBlocked,
+        Conv1dVariant::RegisterBlockedVector,
     ] {
         match gpu.conv1d_with(&x, &many, Border::Zero, variant) {
             Err(Error::TooManyTaps { taps, max: m }) if taps == max + 1 && m == max => {}
@@ -445,11 +451,12 @@ fn constant_bank_interleaved<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         Conv1dVariant::SharedTile,
         Conv1dVariant::RegisterBlocked,
         Conv1dVariant::RegisterBlockedShared,
+        Conv1dVariant::RegisterBlockedVector,
     ];
     let mut outs = Vec::new();
-    for round in 0..4 {
+    for round in 0..5 {
         for (f, filter) in filters.iter().enumerate() {
-            let variant = variants[(f + round) % 4];
+            let variant = variants[(f + round) % variants.len()];
             let plan = Conv1dPlan::new(gpu, 1, n, filter, Border::Mirror, variant)?;
             let mut y = poisoned::<T>(gpu, n)?;
             plan.enqueue(gpu, &x, &mut y)?;

@@ -53,12 +53,23 @@ pub fn trials() -> Vec<Trial> {
                 let of = |steps: &[Conv1dStep]| steps.iter().map(|s| n[s.index()]).collect::<Vec<_>>();
                 use Conv1dStep::*;
                 expect_in(
-                    &of(&[ConstantTaps, SharedTile, RegisterBlocked, RegisterBlockedShared]),
+                    &of(&[
+                        ConstantTaps,
+                        SharedTile,
+                        RegisterBlocked,
+                        RegisterBlockedShared,
+                        RegisterBlockedVector,
+                    ]),
                     "ld.const",
                 )?;
                 expect_in(&of(&[SharedTile, RegisterBlockedShared]), "bar.sync")?;
                 expect_in(&of(&[SharedTile, RegisterBlockedShared]), "ld.shared")?;
-                let vectorized = of(&[RegisterBlocked, RegisterBlockedShared, RegisterBlockedGlobalTaps]);
+                let vectorized = of(&[
+                    RegisterBlocked,
+                    RegisterBlockedShared,
+                    RegisterBlockedGlobalTaps,
+                    RegisterBlockedVector,
+                ]);
                 expect_in(&vectorized, "ld.global.nc.v4.u32")?;
                 expect_in(&vectorized, "st.global.v4.u32")?;
             }

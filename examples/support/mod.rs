@@ -172,6 +172,37 @@ pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Resu
     Ok(rows)
 }
 
+/// `Auto` on `host` (i32 → exact u128): two rows, the GPU's time and the time with the host's
+/// launch latency inside the events (one isolated call), each checked against `want`.
+pub fn sumsq_auto(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Result<Vec<Row>> {
+    let inputs = rotating_copies(gpu, host)?;
+    let n = host.len();
+    let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, ReduceVariant::Auto, ReducePolicy::default())?;
+    let probe = gpu.time_launches(1, 1, |_| launch.poison(gpu), |_| launch.enqueue(gpu, &inputs[0]))?;
+    let runs = runs_for(probe.median_us);
+    let prepare = |_| launch.poison(gpu);
+    let run = |i: usize| launch.enqueue(gpu, &inputs[i % inputs.len()]);
+    let held = gpu.time_launches(3, runs, prepare, run)?;
+    let with_host = gpu.time_launches_with_host(3, runs, prepare, run)?;
+    launch.poison(gpu)?;
+    launch.enqueue(gpu, &inputs[0])?;
+    let ok = launch.result(gpu)?.to_u128() == want;
+    let row = |variant: &str, t: gpuprims::Timing| Row {
+        family: "sum_of_squares i32→u128",
+        variant: variant.into(),
+        n,
+        median_us: t.median_us,
+        bytes: 4.0 * n as f64,
+        copy_gbps,
+        ok,
+        note: format!("{runs} runs, grid {}", launch.grid()),
+    };
+    Ok(vec![
+        row("auto (GPU time)", held),
+        row("auto + host launch latency", with_host),
+    ])
+}
+
 /// CPU baselines: (serial µs, rayon µs), each checked against `want`.
 pub fn cpu_baselines(host: &[i32], want: u128) -> (f64, f64) {
     let runs = if host.len() > 1 << 24 { 3 } else { 11 };
@@ -253,7 +284,7 @@ pub fn conv1d_ladder<T: Conv1dElement>(
     // SAFETY: poisoned before every run; the kernels write every element.
     let mut y = unsafe { gpu.stream().alloc::<T>(w.x.len()) }?;
     let mut rows = Vec::new();
-    for variant in Conv1dVariant::ALL {
+    for variant in Conv1dVariant::ALL.into_iter().chain([Conv1dVariant::Auto]) {
         let plan = Conv1dPlan::new(gpu, w.rows, w.n, w.filter, w.border, variant)?;
         let probe = gpu.time_launches(1, 1, |_| Ok(()), |_| plan.enqueue(gpu, &inputs[0], &mut y))?;
         let runs = runs_for(probe.median_us);
@@ -267,9 +298,13 @@ pub fn conv1d_ladder<T: Conv1dElement>(
         gpu.poison(&mut y)?;
         plan.enqueue(gpu, &inputs[0], &mut y)?;
         let got = gpu.stream().clone_dtoh(&y)?;
+        let name = match variant {
+            Conv1dVariant::Auto => format!("auto ({:?})", plan.step()),
+            v => v.name().into(),
+        };
         rows.push(Row {
             family,
-            variant: variant.name().into(),
+            variant: name,
             n: w.x.len(),
             median_us: t.median_us,
             bytes: 2.0 * std::mem::size_of_val(w.x) as f64,

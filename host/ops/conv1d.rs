@@ -97,7 +97,11 @@ impl Family for Conv1dKernels {
         let optin = gpu.props().shared_mem_per_block_optin as usize;
         for (ty, fs) in Conv1dType::ALL.iter().zip(&functions) {
             let size = ty.elem_size();
-            for step in [Conv1dStep::SharedTile, Conv1dStep::RegisterBlockedShared] {
+            for step in [
+                Conv1dStep::SharedTile,
+                Conv1dStep::RegisterBlockedShared,
+                Conv1dStep::RegisterBlockedVector,
+            ] {
                 let need = step.shared_bytes(max_constant_taps(size) as u32, size);
                 fs[step.index()].set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -132,31 +136,61 @@ pub enum Conv1dVariant {
     /// `RegisterBlocked` whose window slides over a padded, bank-conflict-free shared-memory copy
     /// of the block's span and halo. Costs a barrier per block; pays off for long filters.
     RegisterBlockedShared,
-    /// By the H100 measurements of docs/PERFORMANCE.md: `SharedTile` below
-    /// [`AUTO_BLOCKED_MIN_OUTPUTS`] outputs (one output per thread keeps small inputs busy), then
-    /// `RegisterBlocked` below [`AUTO_SHARED_MIN_TAPS`] taps and `RegisterBlockedShared` from
-    /// there; past the constant bank's capacity, register blocking with taps read from global
-    /// memory.
+    /// Register blocking (8 outputs per thread) over a shared tile read in 16-byte vectors: the
+    /// block stages its span and halo with 16-byte loads into a tile padded so that the threads'
+    /// vector reads are free of bank conflicts, and the tap loop runs whole chunks of 8 taps with
+    /// the window moving by register renaming (only the last chunk is masked). Removes the scalar
+    /// shared loads, per-load index arithmetic and tail loops of `RegisterBlockedShared`: the
+    /// long-filter kernel. Blocks at row ends compute output by output, so rows much shorter
+    /// than a block's 2048 outputs are better served by the other variants.
+    RegisterBlockedVector,
+    /// By the H100 crossover table of docs/PERFORMANCE.md ("Auto's crossovers"; 3 … 127 taps, f32
+    /// and f64, 2^20 and 2^24 outputs):
+    /// - short filters (fewer than [`AUTO_LONG_MIN_TAPS`] taps): `RegisterBlocked` from
+    ///   [`AUTO_SHORT_BLOCKED_MIN_OUTPUTS`] outputs, `SharedTile` below;
+    /// - long filters: `SharedTile` below [`AUTO_BLOCKED_MIN_OUTPUTS`] outputs (one output per
+    ///   thread keeps a small input's SMs busy); above, `RegisterBlockedVector` from
+    ///   [`auto_vector_min_taps`] taps on rows of at least [`AUTO_VECTOR_MIN_ROW`] samples, else
+    ///   `RegisterBlockedShared`;
+    /// - past the constant bank's capacity, register blocking with taps read from global memory.
     #[default]
     Auto,
 }
 
-/// From this many taps `Auto` runs `RegisterBlockedShared` instead of `RegisterBlocked` (measured
-/// at 5 and 31 taps only: 5 favours the direct loads, 31 the shared tile).
-pub const AUTO_SHARED_MIN_TAPS: usize = 8;
+/// From this many taps a filter is *long* for `Auto` (below it `RegisterBlocked`'s direct loads
+/// win at every measured size from 2^20 outputs: 3, 5 and 9 taps).
+pub const AUTO_LONG_MIN_TAPS: usize = 16;
 
-/// From this many outputs (`rows · n`) `Auto` runs a register-blocked variant instead of
-/// `SharedTile` (on the H100, 31 taps: shared tile ahead up to 2^20 outputs, behind from 2^22).
+/// From this many outputs (`rows · n`) `Auto` runs `RegisterBlocked` for short filters (at 2^20
+/// outputs it beat the shared tile by 8–25% at 3, 5 and 9 taps; smaller sizes were not re-measured
+/// with GPU timing, so the shared tile stays there).
+pub const AUTO_SHORT_BLOCKED_MIN_OUTPUTS: usize = 1 << 20;
+
+/// From this many outputs `Auto` runs a register-blocked variant for long filters (at 2^20
+/// outputs the one-output-per-thread shared tile was ahead at every long filter; at 2^24 behind).
 pub const AUTO_BLOCKED_MIN_OUTPUTS: usize = 1 << 21;
+
+/// Shortest row `Auto` gives `RegisterBlockedVector`: its blocks span 2048 outputs, and a block
+/// that meets a row end computes output by output, so short rows go to `RegisterBlockedShared`
+/// (a rule of thumb: at most a quarter of the blocks meet a row end; not measured).
+pub const AUTO_VECTOR_MIN_ROW: usize = 8192;
+
+/// Fewest taps for which `Auto` prefers `RegisterBlockedVector` to `RegisterBlockedShared` on
+/// long rows: 16 for f32 (measured ahead at 16, 31, 63 and 127 taps), 31 for f64 (behind at 16
+/// taps, ahead at 31, 63 and 127; 17–30 not measured).
+pub const fn auto_vector_min_taps(elem_size: usize) -> usize {
+    if elem_size <= 4 { 16 } else { 31 }
+}
 
 impl Conv1dVariant {
     /// The ladder, in order (without `Auto`).
-    pub const ALL: [Conv1dVariant; 5] = [
+    pub const ALL: [Conv1dVariant; 6] = [
         Conv1dVariant::GlobalTaps,
         Conv1dVariant::ConstantTaps,
         Conv1dVariant::SharedTile,
         Conv1dVariant::RegisterBlocked,
         Conv1dVariant::RegisterBlockedShared,
+        Conv1dVariant::RegisterBlockedVector,
     ];
 
     /// Short name (tables, errors).
@@ -167,13 +201,15 @@ impl Conv1dVariant {
             Conv1dVariant::SharedTile => "shared-tile",
             Conv1dVariant::RegisterBlocked => "register-blocked",
             Conv1dVariant::RegisterBlockedShared => "register-blocked-shared",
+            Conv1dVariant::RegisterBlockedVector => "register-blocked-vector",
             Conv1dVariant::Auto => "auto",
         }
     }
 
-    /// The kernel that runs `taps` taps of an `elem_size`-byte type over `outputs` outputs, or
-    /// why none can.
-    fn step(self, taps: usize, elem_size: usize, outputs: usize) -> Result<Conv1dStep> {
+    /// The kernel that runs `taps` taps of an `elem_size`-byte type over `rows` rows of `n`
+    /// samples, or why none can.
+    fn step(self, taps: usize, elem_size: usize, rows: usize, n: usize) -> Result<Conv1dStep> {
+        let outputs = rows.saturating_mul(n);
         let max = max_constant_taps(elem_size);
         let step = match self {
             Conv1dVariant::GlobalTaps => Conv1dStep::GlobalTaps,
@@ -181,9 +217,19 @@ impl Conv1dVariant {
             Conv1dVariant::SharedTile => Conv1dStep::SharedTile,
             Conv1dVariant::RegisterBlocked => Conv1dStep::RegisterBlocked,
             Conv1dVariant::RegisterBlockedShared => Conv1dStep::RegisterBlockedShared,
+            Conv1dVariant::RegisterBlockedVector => Conv1dStep::RegisterBlockedVector,
             Conv1dVariant::Auto if taps > max => Conv1dStep::RegisterBlockedGlobalTaps,
+            Conv1dVariant::Auto if taps < AUTO_LONG_MIN_TAPS => {
+                if outputs < AUTO_SHORT_BLOCKED_MIN_OUTPUTS {
+                    Conv1dStep::SharedTile
+                } else {
+                    Conv1dStep::RegisterBlocked
+                }
+            }
             Conv1dVariant::Auto if outputs < AUTO_BLOCKED_MIN_OUTPUTS => Conv1dStep::SharedTile,
-            Conv1dVariant::Auto if taps < AUTO_SHARED_MIN_TAPS => Conv1dStep::RegisterBlocked,
+            Conv1dVariant::Auto if n >= AUTO_VECTOR_MIN_ROW && taps >= auto_vector_min_taps(elem_size) => {
+                Conv1dStep::RegisterBlockedVector
+            }
             Conv1dVariant::Auto => Conv1dStep::RegisterBlockedShared,
         };
         let limit = if step.uses_constant_taps() {
@@ -308,7 +354,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
         }
         let size = size_of::<T>();
         let taps = filter.taps.len();
-        let step = variant.step(taps, size, rows.saturating_mul(n))?;
+        let step = variant.step(taps, size, rows, n)?;
         let shared = step.shared_bytes(taps as u32, size);
         let max_shared = gpu.props().shared_mem_per_block_optin as usize;
         if shared > max_shared {

@@ -19,7 +19,7 @@
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::abi::reduce::{Max, MeanVar, Min, Sum, SumSq};
-use crate::abi::reduce::{Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, W128};
+use crate::abi::reduce::{Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, VEC_LOADS_IN_FLIGHT, W128};
 use crate::array::DeviceInput;
 use crate::error::{Error, Result};
 use crate::family::Family;
@@ -116,12 +116,15 @@ pub enum ReduceVariant {
     /// 7 — tree with sequential addressing, last warp by shuffles. Removes: divergence, bank
     /// conflicts, 5 barriers. Bottleneck: scalar 4-byte loads, few bytes in flight per thread.
     SharedTreeSequential,
-    /// 8 — 16-byte read-only loads (4 in flight per thread), warp shuffles, last-block-done
-    /// finish in the same launch. Removes: load-issue limits and the host round trip.
+    /// 8 — 16-byte read-only loads (4 in flight per thread, each warp load 512 contiguous bytes
+    /// of a block's 16 KiB tile), warp shuffles, last-block-done finish in the same launch.
+    /// Removes: load-issue limits and the host round trip.
     WarpShuffleVec,
-    /// Step 8: the only one-launch variant with no host combine, and the fastest kernel from 2^24
-    /// elements up on the H100 (below that, steps 4 and 7 post lower kernel-only times because
-    /// their host combine is not timed; see docs/PERFORMANCE.md).
+    /// Step 8 at every size: the only one-launch variant with no host combine. Its grid follows
+    /// the input (one 16 KiB tile per block, up to one full wave), so up to 4 KiB of input is one
+    /// block that writes the result without the ticket. On the H100 it is the fastest from 2^20
+    /// elements up; below, steps 4 and 7 post slightly lower kernel times because their host
+    /// combine is not timed (docs/PERFORMANCE.md).
     #[default]
     Auto,
 }
@@ -216,9 +219,11 @@ impl<R: HostReducer> ReduceLaunch<R> {
         let grid = match step.fixed_grid() {
             Some(g) => g,
             None => {
-                // At least one element (one 16-byte vector for step 8) per thread.
+                // At least one element per thread; step 8: one tile (VEC_LOADS_IN_FLIGHT 16-byte
+                // vectors per thread) per block, so a small input is one trip of few blocks, and
+                // up to 4 KiB of input is one block with no ticket.
                 let per_thread = if step == ReduceStep::WarpShuffleVec {
-                    16 / size_of::<R::In>() as u64
+                    16 / size_of::<R::In>() as u64 * VEC_LOADS_IN_FLIGHT
                 } else {
                     1
                 };

@@ -177,12 +177,15 @@ where
     }
 }
 
-/// Step 8 — the modern kernel. Each thread keeps `VEC_LOADS_IN_FLIGHT` independent 16-byte
-/// read-only loads in flight per loop trip (enough bytes in flight to cover DRAM latency with one
-/// block per SM slot), reduces in registers, then warps reduce by shuffles and meet in one shared
-/// slot per warp. The block's partial goes to global memory; the last block to finish (acquire-release
-/// atomic ticket) reduces all partials in index order and writes the result, so
-/// one launch finishes the job and the result is deterministic. That block resets the ticket.
+/// Step 8 — the modern kernel. The input is cut into tiles of `REDUCE_BLOCK × VEC_LOADS_IN_FLIGHT`
+/// 16-byte vectors; block `b` takes tiles `b, b + grid, ..`, and each of its threads issues its
+/// `VEC_LOADS_IN_FLIGHT` independent read-only loads of a tile (at `t`, `t + 256`, ..: every
+/// warp load is 512 contiguous bytes) before using any, so enough bytes are in flight to cover
+/// DRAM latency, and a small input needs a single trip. It reduces in registers, then warps
+/// reduce by shuffles and meet in one shared slot per warp. The block's partial goes to global
+/// memory; the last block to finish (acquire-release atomic ticket) reduces all partials in index
+/// order and writes the result, so one launch finishes the job and the result is deterministic.
+/// That block resets the ticket. A grid of one block writes its result directly (no ticket).
 pub unsafe fn warp_shuffle_vec<R: Reducer>(
     input: *const R::In,
     args: ReduceArgs,
@@ -194,8 +197,8 @@ pub unsafe fn warp_shuffle_vec<R: Reducer>(
 {
     let lanes = <R::In as Vec16>::LANES;
     let vec_n = args.n / lanes;
-    let stride = grid_threads();
     let gtid = global_thread_idx();
+    let grid = grid_dim() as u64;
     // SAFETY: vector loads stay below vec_n (the input is 16-byte aligned, host-checked); the
     // scalar tail covers [vec_n·lanes, n); shared memory holds `flag_offset + 8` bytes; partials
     // holds grid + 1 accumulators; counter is a zeroed u32.
@@ -206,24 +209,29 @@ pub unsafe fn warp_shuffle_vec<R: Reducer>(
             <R::In as Vec16>::for_each_lane(words, |x| *acc = R::combine(*acc, R::map(x, shift)))
         };
         let mut acc = R::identity();
-        let mut i = gtid;
         // Four independent loads are issued before any is used (named values, not an array, so
         // nothing is placed in local memory).
         const U: u64 = VEC_LOADS_IN_FLIGHT;
-        while i + (U - 1) * stride < vec_n {
+        const B: u64 = REDUCE_BLOCK as u64;
+        let full_tiles = vec_n / (B * U);
+        let mut tile = block_idx() as u64;
+        while tile < full_tiles {
+            let i = tile * B * U + thread_idx() as u64;
             let w0 = load_nc_v4(vecs.add(i as usize));
-            let w1 = load_nc_v4(vecs.add((i + stride) as usize));
-            let w2 = load_nc_v4(vecs.add((i + 2 * stride) as usize));
-            let w3 = load_nc_v4(vecs.add((i + 3 * stride) as usize));
+            let w1 = load_nc_v4(vecs.add((i + B) as usize));
+            let w2 = load_nc_v4(vecs.add((i + 2 * B) as usize));
+            let w3 = load_nc_v4(vecs.add((i + 3 * B) as usize));
             eat(&mut acc, w0);
             eat(&mut acc, w1);
             eat(&mut acc, w2);
             eat(&mut acc, w3);
-            i += U * stride;
+            tile += grid;
         }
+        // The last partial tile (fewer than B · U vectors), grid-stride.
+        let mut i = full_tiles * B * U + gtid;
         while i < vec_n {
             eat(&mut acc, load_nc_v4(vecs.add(i as usize)));
-            i += stride;
+            i += grid_threads();
         }
         let tail = vec_n * lanes + gtid;
         if tail < args.n {
@@ -234,6 +242,12 @@ pub unsafe fn warp_shuffle_vec<R: Reducer>(
         let slots = smem as *mut R::Acc;
         let flag = smem.add(last_block_flag_offset(core::mem::size_of::<R::Acc>())) as *mut u32;
         let block_acc = block_reduce::<R>(acc, slots);
+        if grid == 1 {
+            if thread_idx() == 0 {
+                partials.add(1).write(block_acc);
+            }
+            return;
+        }
         if thread_idx() == 0 {
             partials.add(block_idx() as usize).write(block_acc);
             // Release our partial, acquire everyone's before us.
@@ -246,7 +260,7 @@ pub unsafe fn warp_shuffle_vec<R: Reducer>(
         }
         // Last block: every partial is visible (each writer released it with its ticket; thread 0
         // acquired them all, and the barrier above orders the block's reads after that).
-        let grid = grid_dim() as usize;
+        let grid = grid as usize;
         let mut total = R::identity();
         let mut j = thread_idx() as usize;
         while j < grid {

@@ -27,6 +27,29 @@ pub const fn register_block_outputs(elem_size: usize) -> u64 {
     (REGISTER_BLOCK_BYTES / elem_size) as u64
 }
 
+/// Outputs per thread of the vector-window step: 8 for f32 and f64 (32 or 64 bytes). Each thread
+/// reads `8 + 8·⌈taps/8⌉` samples from the shared tile for its 8 outputs, so the shared traffic
+/// per output falls as this grows.
+pub const VECTOR_WINDOW_OUTPUTS: u32 = 8;
+
+/// Tap chunks of the vector-window step: the tap loop runs `⌈taps / 8⌉` chunks of
+/// [`VECTOR_WINDOW_OUTPUTS`] taps (the last one masked to the real taps).
+pub const fn vector_window_chunks(taps: u32) -> u32 {
+    taps.div_ceil(VECTOR_WINDOW_OUTPUTS)
+}
+
+/// Elements of the vector-window step's shared tile: the block's outputs plus
+/// `8 · chunks` halo samples.
+pub const fn vector_window_tile(taps: u32) -> usize {
+    (CONV1D_BLOCK * VECTOR_WINDOW_OUTPUTS + VECTOR_WINDOW_OUTPUTS * vector_window_chunks(taps)) as usize
+}
+
+/// Physical index of tile element `k`: one 16-byte pad after every 8 elements, so the 16-byte
+/// loads of 8 consecutive threads (64 or 32 bytes apart) fall in 8 different bank groups.
+pub const fn vector_window_phys(k: usize, elem_size: usize) -> usize {
+    k + k / VECTOR_WINDOW_OUTPUTS as usize * (16 / elem_size)
+}
+
 /// Most taps the constant bank holds for an element of `elem_size` bytes (the whole 64 KiB bank:
 /// 8192 f64 or 16384 f32 taps, from offset 0).
 pub const fn max_constant_taps(elem_size: usize) -> usize {
@@ -77,17 +100,21 @@ pub enum Conv1dStep {
     RegisterBlockedShared = 4,
     /// As `RegisterBlocked`, taps read from global memory (any tap count).
     RegisterBlockedGlobalTaps = 5,
+    /// Eight outputs per thread, the window read from a padded shared tile in 16-byte vectors,
+    /// taps in whole chunks of eight.
+    RegisterBlockedVector = 6,
 }
 
 impl Conv1dStep {
     /// Every step, in kernel-table order.
-    pub const ALL: [Conv1dStep; 6] = [
+    pub const ALL: [Conv1dStep; 7] = [
         Conv1dStep::GlobalTaps,
         Conv1dStep::ConstantTaps,
         Conv1dStep::SharedTile,
         Conv1dStep::RegisterBlocked,
         Conv1dStep::RegisterBlockedShared,
         Conv1dStep::RegisterBlockedGlobalTaps,
+        Conv1dStep::RegisterBlockedVector,
     ];
 
     /// Index into [`Conv1dStep::ALL`] and the kernel name tables.
@@ -103,6 +130,7 @@ impl Conv1dStep {
                 | Conv1dStep::SharedTile
                 | Conv1dStep::RegisterBlocked
                 | Conv1dStep::RegisterBlockedShared
+                | Conv1dStep::RegisterBlockedVector
         )
     }
 
@@ -112,6 +140,7 @@ impl Conv1dStep {
             Conv1dStep::RegisterBlocked | Conv1dStep::RegisterBlockedShared | Conv1dStep::RegisterBlockedGlobalTaps => {
                 register_block_outputs(elem_size)
             }
+            Conv1dStep::RegisterBlockedVector => VECTOR_WINDOW_OUTPUTS as u64,
             _ => 1,
         }
     }
@@ -131,6 +160,7 @@ impl Conv1dStep {
                 let len = CONV1D_BLOCK as usize * p + taps as usize - 1;
                 (len + (len - 1) / p) * elem_size
             }
+            Conv1dStep::RegisterBlockedVector => vector_window_phys(vector_window_tile(taps), elem_size) * elem_size,
             _ => 0,
         }
     }
@@ -155,6 +185,7 @@ macro_rules! conv1d_kernel_names {
             $crate::conv1d_kernel_name!($t, "register_blocked"),
             $crate::conv1d_kernel_name!($t, "register_blocked_shared"),
             $crate::conv1d_kernel_name!($t, "register_blocked_global_taps"),
+            $crate::conv1d_kernel_name!($t, "register_blocked_vector"),
         ]
     };
 }

@@ -77,6 +77,16 @@ pub unsafe fn sync_warp() {
     unsafe { asm!("bar.warp.sync 0xffffffff;", options(nostack)) }
 }
 
+/// The GPU's global nanosecond timer (`%globaltimer`; its resolution is about a microsecond on
+/// recent GPUs). Used to hold a stream for a known time, never for results.
+#[inline(always)]
+pub fn global_timer_ns() -> u64 {
+    let t: u64;
+    // SAFETY: reading a special register has no memory effects.
+    unsafe { asm!("mov.u64 {t}, %globaltimer;", t = out(reg64) t, options(nostack, nomem)) }
+    t
+}
+
 /// Device-scope acquire-release fence (`__threadfence()`): makes this thread's earlier global
 /// writes visible to other blocks before its later writes (used by the last-block-done pattern).
 #[inline(always)]

@@ -1,0 +1,88 @@
+//! Launches one configuration a few times and nothing else: a target for a profiler, so `ncu`
+//! sees exactly the kernel under study (no warm-up ladder, no other sizes).
+//!
+//!     cargo run --release --example profile -- conv1d f64 27 31 register-blocked-vector
+//!     cargo run --release --example profile -- reduce 20 auto
+//!     ncu --set full -k regex:register_blocked_vector -c 1 target/release/examples/profile conv1d f32 27 31 register-blocked-vector
+//!
+//! Arguments: `conv1d <f32|f64> <log2 n> <taps> <variant>` (a mean filter, zero border) or
+//! `reduce <log2 n> <variant>` (sum of squares of i32); variant names as in the tables
+//! (`auto` for `Auto`). Prints the median of the launches (GPU time) for orientation only.
+
+#[path = "support/mod.rs"]
+mod support;
+
+use gpuprims::abi::reduce::SumSq;
+use gpuprims::ops::reduce::ReduceLaunch;
+use gpuprims::{Border, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, ReducePolicy, ReduceVariant};
+
+const LAUNCHES: usize = 5;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    let result = Gpu::new().and_then(|gpu| match words.as_slice() {
+        ["conv1d", "f32", log2, taps, variant] => conv1d::<f32>(&gpu, parse(log2), parse(taps), variant),
+        ["conv1d", "f64", log2, taps, variant] => conv1d::<f64>(&gpu, parse(log2), parse(taps), variant),
+        ["reduce", log2, variant] => reduce(&gpu, parse(log2), variant),
+        _ => {
+            eprintln!("usage: profile conv1d <f32|f64> <log2 n> <taps> <variant> | profile reduce <log2 n> <variant>");
+            std::process::exit(2);
+        }
+    });
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn parse(s: &str) -> usize {
+    s.parse().unwrap_or_else(|_| {
+        eprintln!("not a number: {s}");
+        std::process::exit(2)
+    })
+}
+
+fn unknown(variant: &str) -> ! {
+    eprintln!("unknown variant: {variant}");
+    std::process::exit(2)
+}
+
+fn conv1d<T: Conv1dElement>(gpu: &Gpu, log2: usize, taps: usize, variant: &str) -> gpuprims::Result<()> {
+    let variant = Conv1dVariant::ALL
+        .into_iter()
+        .chain([Conv1dVariant::Auto])
+        .find(|v| v.name() == variant)
+        .unwrap_or_else(|| unknown(variant));
+    let n = 1usize << log2;
+    let x = gpu.stream().clone_htod(&support::random_signal::<T>(n, log2 as u64))?;
+    // SAFETY: every output is written by each launch.
+    let mut y = unsafe { gpu.stream().alloc::<T>(n) }?;
+    let plan = Conv1dPlan::new(gpu, 1, n, &Filter1d::mean(taps)?, Border::Zero, variant)?;
+    let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y))?;
+    println!(
+        "conv1d {:?} 2^{log2} × {taps}: median {:.2} µs",
+        plan.step(),
+        t.median_us
+    );
+    Ok(())
+}
+
+fn reduce(gpu: &Gpu, log2: usize, variant: &str) -> gpuprims::Result<()> {
+    let variant = ReduceVariant::ALL
+        .into_iter()
+        .chain([ReduceVariant::Auto])
+        .find(|v| v.name() == variant)
+        .unwrap_or_else(|| unknown(variant));
+    let n = 1usize << log2;
+    let x = gpu.stream().clone_htod(&support::tutorial_ints(n, log2 as u64))?;
+    let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, variant, ReducePolicy::default())?;
+    let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| launch.enqueue(gpu, &x))?;
+    println!(
+        "reduce {} 2^{log2}: grid {}, median {:.2} µs",
+        variant.name(),
+        launch.grid(),
+        t.median_us
+    );
+    Ok(())
+}
