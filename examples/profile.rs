@@ -43,17 +43,19 @@ fn parse(s: &str) -> usize {
     })
 }
 
-fn unknown(variant: &str) -> ! {
-    eprintln!("unknown variant: {variant}");
-    std::process::exit(2)
+/// The variant among `all` (then `auto`) whose table name is `wanted`; exits on an unknown name.
+fn pick<V: Copy>(all: impl IntoIterator<Item = V>, auto: V, name: fn(V) -> &'static str, wanted: &str) -> V {
+    all.into_iter()
+        .chain([auto])
+        .find(|&v| name(v) == wanted)
+        .unwrap_or_else(|| {
+            eprintln!("unknown variant: {wanted}");
+            std::process::exit(2)
+        })
 }
 
 fn conv1d<T: Conv1dElement>(gpu: &Gpu, log2: usize, taps: usize, variant: &str) -> gpuprims::Result<()> {
-    let variant = Conv1dVariant::ALL
-        .into_iter()
-        .chain([Conv1dVariant::Auto])
-        .find(|v| v.name() == variant)
-        .unwrap_or_else(|| unknown(variant));
+    let variant = pick(Conv1dVariant::ALL, Conv1dVariant::Auto, Conv1dVariant::name, variant);
     let n = 1usize << log2;
     let x = gpu.stream().clone_htod(&support::random_signal::<T>(n, log2 as u64))?;
     // SAFETY: every output is written by each launch.
@@ -69,11 +71,7 @@ fn conv1d<T: Conv1dElement>(gpu: &Gpu, log2: usize, taps: usize, variant: &str) 
 }
 
 fn reduce(gpu: &Gpu, log2: usize, variant: &str) -> gpuprims::Result<()> {
-    let variant = ReduceVariant::ALL
-        .into_iter()
-        .chain([ReduceVariant::Auto])
-        .find(|v| v.name() == variant)
-        .unwrap_or_else(|| unknown(variant));
+    let variant = pick(ReduceVariant::ALL, ReduceVariant::Auto, ReduceVariant::name, variant);
     let n = 1usize << log2;
     let x = gpu.stream().clone_htod(&support::tutorial_ints(n, log2 as u64))?;
     let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, variant, ReducePolicy::default())?;

@@ -66,7 +66,7 @@ pub use ops::window::{
     BoxLaunch, BoxVariant, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowPlan, WindowVariant,
 };
 pub use pinned::PinnedArray;
-pub use timing::{LaunchFloor, Timing};
+pub use timing::{LaunchFloor, TimedAs, Timing};
 
 /// Compiles the README's usage snippet as a doctest.
 #[doc = include_str!("../README.md")]

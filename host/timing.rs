@@ -7,7 +7,7 @@
 //! behind it, so the events measure the GPU's work (its launch processing included) and not the
 //! host's API latency — nvbench's "cold GPU time", with a timer in place of its host flag. The
 //! hold is sized from the warm-up enqueue times and doubled until every run's enqueue finished
-//! well inside it. [`Gpu::time_launches_with_host`] times the other way (events around the
+//! well inside it. [`TimedAs::WithHostLatency`] times the other way (events around the
 //! host's enqueue, the GPU idle meanwhile), which is what one isolated op call costs;
 //! [`Gpu::launch_floor`] reports both for an empty kernel.
 
@@ -39,16 +39,24 @@ impl Timing {
     }
 }
 
+/// What a timing measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimedAs {
+    /// The GPU's time: the stream is held while the host enqueues the timed region.
+    GpuTime,
+    /// With the host's launch latency: the start event is recorded while the GPU idles (the cost
+    /// of one isolated call).
+    WithHostLatency,
+}
+
 /// The shortest and longest stream hold (a hold longer than the cap means the host was blocked
 /// by a full launch queue, which only happens while the GPU is busy anyway).
 const HOLD_MIN: Duration = Duration::from_micros(20);
 const HOLD_MAX: Duration = Duration::from_millis(2);
 
 impl Gpu {
-    /// Times `launch(run)` after `warmup` untimed calls, as the GPU's time (see the module docs).
-    /// Before each run, `prepare(run)` enqueues untimed work (poison the output, …); then the
-    /// stream is held, and the launch is enqueued between two events. The host synchronizes once,
-    /// after the last run.
+    /// Times `launch(run)` after `warmup` untimed calls, as the GPU's time (see the module docs):
+    /// [`Gpu::time_launches_as`] with [`TimedAs::GpuTime`].
     pub fn time_launches(
         &self,
         warmup: usize,
@@ -56,26 +64,18 @@ impl Gpu {
         prepare: impl FnMut(usize) -> Result<()>,
         launch: impl FnMut(usize) -> Result<()>,
     ) -> Result<Timing> {
-        self.time_runs(warmup, runs, true, prepare, launch)
+        self.time_launches_as(TimedAs::GpuTime, warmup, runs, prepare, launch)
     }
 
-    /// As [`Gpu::time_launches`], without the hold: the start event is recorded while the GPU
-    /// idles, so each run also counts the host's launch latency (the cost of one isolated call).
-    pub fn time_launches_with_host(
+    /// Times `launch(run)` after `warmup` untimed calls. Before each run, `prepare(run)` enqueues
+    /// untimed work (poison the output, …); then (for [`TimedAs::GpuTime`]) the stream is held,
+    /// and the launch is enqueued between two events. The host synchronizes once, after the last
+    /// run.
+    pub fn time_launches_as(
         &self,
+        timed_as: TimedAs,
         warmup: usize,
         runs: usize,
-        prepare: impl FnMut(usize) -> Result<()>,
-        launch: impl FnMut(usize) -> Result<()>,
-    ) -> Result<Timing> {
-        self.time_runs(warmup, runs, false, prepare, launch)
-    }
-
-    fn time_runs(
-        &self,
-        warmup: usize,
-        runs: usize,
-        held: bool,
         mut prepare: impl FnMut(usize) -> Result<()>,
         mut launch: impl FnMut(usize) -> Result<()>,
     ) -> Result<Timing> {
@@ -87,6 +87,7 @@ impl Gpu {
             launch(i)?;
             slowest_enqueue = slowest_enqueue.max(t.elapsed());
         }
+        let held = timed_as == TimedAs::GpuTime;
         let mut hold = (4 * slowest_enqueue).clamp(HOLD_MIN, HOLD_MAX);
         let ctx = self.context();
         loop {
@@ -157,7 +158,7 @@ pub struct LaunchFloor {
     /// One block of 256 threads reading 4 KB (16 bytes each) and writing 1 KB, GPU time, median µs.
     pub read_4k_us: f64,
     /// An empty kernel with the host's launch latency inside the events
-    /// ([`Gpu::time_launches_with_host`]), median µs: one isolated call's floor.
+    /// ([`TimedAs::WithHostLatency`]), median µs: one isolated call's floor.
     pub empty_with_host_us: f64,
 }
 
@@ -205,7 +206,7 @@ impl Gpu {
         // SAFETY: the empty probe takes no arguments.
         let launch_empty = |_| Ok(unsafe { stream.launch_builder(&probes.empty).launch(one) }.map(|_| ())?);
         let empty = self.time_launches(10, runs, |_| Ok(()), launch_empty)?;
-        let empty_with_host = self.time_launches_with_host(10, runs, |_| Ok(()), launch_empty)?;
+        let empty_with_host = self.time_launches_as(TimedAs::WithHostLatency, 10, runs, |_| Ok(()), launch_empty)?;
         let words = PROBE_BYTES / 4;
         let inputs = (0..64)
             .map(|i| stream.clone_htod(&(0..words as u32).map(|w| w ^ i).collect::<Vec<u32>>()))

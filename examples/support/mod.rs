@@ -183,7 +183,7 @@ pub fn sumsq_auto(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Result
     let prepare = |_| launch.poison(gpu);
     let run = |i: usize| launch.enqueue(gpu, &inputs[i % inputs.len()]);
     let held = gpu.time_launches(3, runs, prepare, run)?;
-    let with_host = gpu.time_launches_with_host(3, runs, prepare, run)?;
+    let with_host = gpu.time_launches_as(gpuprims::TimedAs::WithHostLatency, 3, runs, prepare, run)?;
     launch.poison(gpu)?;
     launch.enqueue(gpu, &inputs[0])?;
     let ok = launch.result(gpu)?.to_u128() == want;
