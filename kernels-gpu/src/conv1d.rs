@@ -391,16 +391,7 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
             v += CONV1D_BLOCK as usize;
         }
         sync_threads();
-        let read = |k: usize| {
-            let mut out = [T::ZERO; P];
-            for v in 0..P / lanes {
-                let words = load_shared_v4(tile.add(phys(k + v * lanes)) as *const [u32; 4]);
-                for l in 0..lanes {
-                    out[v * lanes + l] = T::unpack(words, l);
-                }
-            }
-            out
-        };
+        let read = |k: usize| gather::<T, P>(|v| load_shared_v4(tile.add(phys(k + v * lanes)) as *const [u32; 4]));
         let base = t * P;
         let mut w = read(base);
         let mut acc = [T::ZERO; P];
@@ -408,9 +399,9 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
         for c in 0..chunks {
             let next = read(base + (c + 1) * P);
             if c + 1 < chunks || last == P {
-                chunk_fma::<T, P, false>(&mut acc, &w, &next, c * P, P);
+                chunk_fma::<T, P, false>(&mut acc, &w, &next, |m| T::constant_tap((c * P + m) as u32), P);
             } else {
-                chunk_fma::<T, P, true>(&mut acc, &w, &next, c * P, last);
+                chunk_fma::<T, P, true>(&mut acc, &w, &next, |m| T::constant_tap((c * P + m) as u32), last);
             }
             w = next;
         }
@@ -418,19 +409,20 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
     }
 }
 
-/// One chunk of the vector window: taps `base + m` for `m < hi` (all `P` unless `MASKED`),
-/// output `j` taking sample `j + m` of the pair `w ++ next`.
+/// One chunk of `P` taps over a sliding register window: tap `tap(m)` for `m < hi` (all `P`
+/// unless `MASKED`), output `j` taking sample `j + m` of the pair `w ++ next`. Every index is
+/// static, so the window moves by register renaming.
 #[inline(always)]
 fn chunk_fma<T: Sample, const P: usize, const MASKED: bool>(
     acc: &mut [T; P],
     w: &[T; P],
     next: &[T; P],
-    base: usize,
+    tap: impl Fn(usize) -> T,
     hi: usize,
 ) {
     crate::unroll!(P, |m| {
         if !MASKED || m < hi {
-            let t = T::constant_tap((base + m) as u32);
+            let t = tap(m);
             crate::unroll!(P, |j| {
                 let r = j + m;
                 acc[j] = T::fma(t, if r < P { w[r] } else { next[r - P] }, acc[j]);
@@ -481,13 +473,7 @@ fn sweep_right<T: Sample, const P: usize, const GROUPED: bool>(
         if e + p <= right {
             next[P - 1] = after(e + p - 1);
         }
-        crate::unroll!(P, |c| {
-            let t = taps.get(a.anchor + e + c as u32);
-            crate::unroll!(P, |j| {
-                let r = j + c;
-                acc[j] = T::fma(t, if r < P { w[r] } else { next[r - P] }, acc[j]);
-            });
-        });
+        chunk_fma::<T, P, false>(acc, &w, &next, |c| taps.get(a.anchor + e + c as u32), P);
         w = next;
         e += p;
     }
@@ -584,16 +570,22 @@ fn fma_window<T: Sample, const P: usize>(acc: &mut [T; P], t: T, w: &[T; P]) {
 /// `p` is 16-byte aligned, `P` samples readable and not written by the kernel.
 #[inline(always)]
 unsafe fn load_core<T: Sample, const P: usize>(p: *const T) -> [T; P] {
+    // SAFETY: forwarded; (v + 1) · LANES ≤ P.
+    gather::<T, P>(|v| unsafe { load_nc_v4(p.add(v * T::LANES as usize) as *const [u32; 4]) })
+}
+
+/// `P` samples from the `P / LANES` 16-byte vectors `vector(0), vector(1), ..`, in order.
+#[inline(always)]
+fn gather<T: Sample, const P: usize>(vector: impl Fn(usize) -> [u32; 4]) -> [T; P] {
     let lanes = T::LANES as usize;
-    let mut core = [T::ZERO; P];
+    let mut out = [T::ZERO; P];
     for v in 0..P / lanes {
-        // SAFETY: forwarded; (v + 1) · LANES ≤ P.
-        let words = unsafe { load_nc_v4(p.add(v * lanes) as *const [u32; 4]) };
+        let words = vector(v);
         for l in 0..lanes {
-            core[v * lanes + l] = T::unpack(words, l);
+            out[v * lanes + l] = T::unpack(words, l);
         }
     }
-    core
+    out
 }
 
 /// Writes `P` samples to `p` with 16-byte stores.
