@@ -228,6 +228,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
                 &[
                     MorphVariant::ComposedShared,
                     MorphVariant::RowVector,
+                    MorphVariant::WordTile,
                     MorphVariant::Auto,
                 ]
             } else {
@@ -250,6 +251,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         let plans = [
             Filter2dVariant::SharedTile,
             Filter2dVariant::RowVector,
+            Filter2dVariant::WordTile,
             Filter2dVariant::Auto,
         ]
         .iter()

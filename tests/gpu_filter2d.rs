@@ -137,6 +137,7 @@ fn morph_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<
             let x = image::<T>(shape, (si * 100 + wi) as u64, true);
             let unsupported = match variant {
                 MorphVariant::RowVector => !matches!(win, (3, 3) | (5, 5)),
+                MorphVariant::WordTile => !matches!(win, (3, 3) | (5, 5)) || size_of::<T>() != 1,
                 MorphVariant::ComposedShared => win.0 != win.1 || win.0 % 2 == 0,
                 _ => false,
             };
@@ -209,6 +210,19 @@ fn f32_tol(n: usize, scale: f64) -> f64 {
     (n as f64 + 1.0) * 2f64.powi(-24) * n as f64 * scale
 }
 
+/// A fixed filter's result, `None` where the rung rejects the element type as it must (the word
+/// tile takes u8 images only); an error where it rejects a supported one or runs an unsupported
+/// one.
+fn supported<O>(got: Result<O, Error>, variant: Filter2dVariant, size: usize) -> Result<Option<O>, Failed> {
+    let unsupported = variant == Filter2dVariant::WordTile && size != 1;
+    match (got, unsupported) {
+        (Err(Error::Unsupported { .. }), true) => Ok(None),
+        (Ok(_), true) => Err(format!("{} ran a {size}-byte element", variant.name()).into()),
+        (Err(e), _) => Err(format!("{}: {e}", variant.name()).into()),
+        (Ok(g), false) => Ok(Some(g)),
+    }
+}
+
 fn gaussian3x3_trial<T: El>(gpu: &Gpu, variant: Filter2dVariant) -> Result<(), Failed> {
     for (si, shape) in SHAPES.iter().enumerate() {
         let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
@@ -216,7 +230,10 @@ fn gaussian3x3_trial<T: El>(gpu: &Gpu, variant: Filter2dVariant) -> Result<(), F
         for (bi, border) in Border::ALL.into_iter().enumerate() {
             let got = run_rotated(gpu, &x, si + bi, |o| {
                 call!(gpu, o, |v| gpu.gaussian3x3_with(v, border, variant))
-            })?;
+            });
+            let Some(got) = supported(got, variant, size_of::<T>())? else {
+                continue;
+            };
             let want = cpu::gaussian3x3(x.as_slice().expect("contiguous"), h, w, border);
             let tol = if <T as Pixel2d>::INTEGER {
                 0.0
@@ -245,7 +262,10 @@ where
             for axis in 0..2 {
                 let got = run_rotated(gpu, &x, si + bi + axis, |o| {
                     call!(gpu, o, |v| gpu.sobel_with(v, axis, border, variant))
-                })?;
+                });
+                let Some(got) = supported(got, variant, size_of::<T>())? else {
+                    continue;
+                };
                 let want = cpu::sobel(x.as_slice().expect("contiguous"), h, w, axis, border);
                 let tol = if <T as Pixel2d>::INTEGER {
                     0.0
@@ -283,7 +303,9 @@ fn correlate_trial(gpu: &Gpu, variant: Filter2dVariant) -> Result<(), Failed> {
                     call!(gpu, o, |v| gpu.correlate2d_with(v, k.view(), border, variant))
                 });
                 let got = match (got, variant) {
-                    (Err(Error::Unsupported { .. }), Filter2dVariant::RowVector) => continue,
+                    (Err(Error::Unsupported { .. }), Filter2dVariant::RowVector | Filter2dVariant::WordTile) => {
+                        continue;
+                    }
                     (g, _) => g?,
                 };
                 let want = cpu::correlate2d(x.as_slice().expect("contiguous"), h, w, &taps, (kh, kw), border);
@@ -500,6 +522,29 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
         "row-vector correlate",
         |e| matches!(e, Error::Unsupported { .. }),
     )?;
+    bad(
+        gpu.dilate_with(&x, (7, 7), Border::Zero, MorphVariant::WordTile)
+            .map(|_| ()),
+        "word-tile 7×7",
+        |e| matches!(e, Error::Unsupported { .. }),
+    )?;
+    bad(
+        gpu.erode_with(
+            &Array2::<f32>::zeros((4, 8)),
+            (3, 3),
+            Border::Zero,
+            MorphVariant::WordTile,
+        )
+        .map(|_| ()),
+        "word-tile f32",
+        |e| matches!(e, Error::Unsupported { .. }),
+    )?;
+    bad(
+        gpu.gaussian3x3_with(&Array2::<u16>::zeros((4, 8)), Border::Zero, Filter2dVariant::WordTile)
+            .map(|_| ()),
+        "word-tile u16",
+        |e| matches!(e, Error::Unsupported { .. }),
+    )?;
     let kernel_nan = Array2::from_elem((3, 3), f32::NAN);
     bad(
         gpu.correlate2d(&xf, kernel_nan.view(), Border::Zero).map(|_| ()),
@@ -537,6 +582,9 @@ pub fn trials() -> Vec<Trial> {
             t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u8", v.name()), move |g| {
                 morph_trial::<u8>(g, v, dilate)
             }));
+            if v == MorphVariant::WordTile {
+                continue; // u8 only (errors_and_empty checks the others' error)
+            }
             t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u16", v.name()), move |g| {
                 morph_trial::<u16>(g, v, dilate)
             }));

@@ -76,15 +76,22 @@ pub enum MorphVariant {
     /// the neighbouring lanes by warp shuffles), the window separably in registers while the thread
     /// walks down a strip of rows, 16-byte stores. Other windows: [`Error::Unsupported`].
     RowVector,
-    /// `RowVector` for 3 × 3 and 5 × 5, `VanHerk` otherwise (`Separable` where the van Herk tiles
-    /// do not fit shared memory). docs/PERFORMANCE.md has the measurements.
+    /// u8 images, 3 × 3 and 5 × 5 only: each thread owns one 4-byte word (4 pixels) of 8 output
+    /// rows and issues the loads of all its `8 + k − 1` rows before filtering any (that many
+    /// independent loads in flight per thread at 64–86 registers), the neighbouring pixels from
+    /// the adjacent lanes by warp shuffles, no border logic outside the plane's edge lanes and
+    /// rows. Other element types or windows: [`Error::Unsupported`].
+    WordTile,
+    /// u8: `WordTile` for 3 × 3 and 5 × 5; other types: `RowVector` for 3 × 3 and 5 × 5;
+    /// `VanHerk` otherwise (`Separable` where the van Herk tiles do not fit shared memory).
+    /// docs/PERFORMANCE.md has the measurements.
     #[default]
     Auto,
 }
 
 impl MorphVariant {
     /// The ladder, in order (without `Auto`).
-    pub const ALL: [MorphVariant; 7] = [
+    pub const ALL: [MorphVariant; 8] = [
         MorphVariant::OnePixel,
         MorphVariant::MultiPixel,
         MorphVariant::SharedTile,
@@ -92,6 +99,7 @@ impl MorphVariant {
         MorphVariant::Separable,
         MorphVariant::VanHerk,
         MorphVariant::RowVector,
+        MorphVariant::WordTile,
     ];
 
     /// Short name (tables, errors).
@@ -104,6 +112,7 @@ impl MorphVariant {
             MorphVariant::Separable => "separable",
             MorphVariant::VanHerk => "van-herk",
             MorphVariant::RowVector => "row-vector",
+            MorphVariant::WordTile => "word-tile",
             MorphVariant::Auto => "auto",
         }
     }
@@ -122,19 +131,24 @@ pub enum Filter2dVariant {
     /// The fixed 3 × 3 filters (Gaussian, Sobel) separably in registers, 16 bytes of a row per
     /// thread (see [`MorphVariant::RowVector`]). [`Gpu::correlate2d`]: [`Error::Unsupported`].
     RowVector,
-    /// `RowVector` for the fixed filters, `SharedTile` for [`Gpu::correlate2d`] (falling back to
-    /// `MultiPixel` past the shared tile's 48 KiB).
+    /// The fixed 3 × 3 filters of u8 images on packed words (see [`MorphVariant::WordTile`]):
+    /// the Gaussian and Sobel add two pixels per 32-bit instruction, in 16-bit lanes. Other
+    /// element types and [`Gpu::correlate2d`]: [`Error::Unsupported`].
+    WordTile,
+    /// The fixed filters: `WordTile` for u8, `RowVector` for the other types; `SharedTile` for
+    /// [`Gpu::correlate2d`] (falling back to `MultiPixel` past the shared tile's 48 KiB).
     #[default]
     Auto,
 }
 
 impl Filter2dVariant {
     /// The ladder, in order (without `Auto`).
-    pub const ALL: [Filter2dVariant; 4] = [
+    pub const ALL: [Filter2dVariant; 5] = [
         Filter2dVariant::OnePixel,
         Filter2dVariant::MultiPixel,
         Filter2dVariant::SharedTile,
         Filter2dVariant::RowVector,
+        Filter2dVariant::WordTile,
     ];
 
     /// Short name (tables, errors).
@@ -144,6 +158,7 @@ impl Filter2dVariant {
             Filter2dVariant::MultiPixel => "multi-pixel",
             Filter2dVariant::SharedTile => "shared-tile",
             Filter2dVariant::RowVector => "row-vector",
+            Filter2dVariant::WordTile => "word-tile",
             Filter2dVariant::Auto => "auto",
         }
     }
@@ -226,6 +241,21 @@ macro_rules! fixed3_table {
 }
 crate::for_each_fixed3_instance!(fixed3_table);
 
+macro_rules! word_tile_table {
+    ($($inst:ident => $f:ty, $k:literal, $o:ty;)*) => {
+        /// A word-tile kernel (u8 images).
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        enum WordTile {
+            $($inst),*
+        }
+        impl WordTile {
+            const NAMES: &'static [&'static str] = &[$(crate::word_tile_kernel_name!($inst)),*];
+        }
+    };
+}
+crate::for_each_word_tile_instance!(word_tile_table);
+
 const MAGNITUDE_NAMES: [&str; 2] = [
     crate::fixed3_kernel_name!(magnitude_i16),
     crate::fixed3_kernel_name!(magnitude_f32),
@@ -240,6 +270,7 @@ pub(crate) struct Filter2dKernels {
     linear: Vec<[CudaFunction; 3]>,
     passes: Vec<[CudaFunction; 2]>,
     fixed3: Vec<CudaFunction>,
+    word_tile: Vec<CudaFunction>,
     magnitude: [CudaFunction; 2],
 }
 
@@ -251,6 +282,10 @@ impl Family for Filter2dKernels {
             linear: crate::kernels::load_table(module, LinearInstance::ALL, LinearInstance::names)?,
             passes: crate::kernels::load_table(module, PassInstance::ALL, PassInstance::names)?,
             fixed3: Fixed3::NAMES
+                .iter()
+                .map(|n| module.load_function(n))
+                .collect::<Result<_, _>>()?,
+            word_tile: WordTile::NAMES
                 .iter()
                 .map(|n| module.load_function(n))
                 .collect::<Result<_, _>>()?,
@@ -274,6 +309,7 @@ impl Family for Filter2dKernels {
         v.extend(LinearInstance::ALL.iter().flat_map(|i| i.names()));
         v.extend(PassInstance::ALL.iter().flat_map(|i| i.names()));
         v.extend(Fixed3::NAMES);
+        v.extend(WordTile::NAMES);
         v.extend(MAGNITUDE_NAMES);
         v
     }
@@ -305,6 +341,9 @@ pub trait Filter2dElement: sealed::Sealed + DeviceRepr + Copy + Default + Send +
     /// Whether the element is an integer (integer taps, exact sums).
     #[doc(hidden)]
     const INTEGER: bool;
+    /// Whether the word-tile kernels take the element (u8).
+    #[doc(hidden)]
+    const WORD_TILE: bool;
     /// Largest value (integer tap-sum bounds).
     #[doc(hidden)]
     const MAX_VALUE: f64;
@@ -322,6 +361,7 @@ macro_rules! filter2d_element {
             const GAUSS_LINEAR: LinearInstance = LinearInstance::$gl;
             const GAUSS_FIXED: Fixed3 = Fixed3::$gf;
             const INTEGER: bool = $int;
+            const WORD_TILE: bool = size_of::<$t>() == 1;
             const MAX_VALUE: f64 = <$t>::MAX as f64;
             fn from_f64(v: f64) -> $t {
                 if $int { v.round() as $t } else { v as $t }
@@ -527,6 +567,50 @@ fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
 }
 
+/// The word-tile launch: one warp per `WORD_TILE_COLS × WORD_TILE_ROWS` tile, 4 warps per
+/// block; word loads when the width is a whole number of words (`enqueue` also checks the
+/// buffers' alignment).
+fn word_tile_launch(s: Filter2dShape) -> Result<(LaunchConfig, u32)> {
+    let tiles = (s.w.div_ceil(WORD_TILE_COLS as usize) * s.h.div_ceil(WORD_TILE_ROWS as usize) * s.planes) as u64;
+    let warps_per_block = (ROW_VECTOR_THREADS / 32) as u64;
+    let grid = blocks(tiles.div_ceil(warps_per_block), "word-tile")?;
+    Ok((cfg(grid, ROW_VECTOR_THREADS, 0), s.w.is_multiple_of(4) as u32))
+}
+
+/// The one stage of a word-tile plan.
+fn word_tile_stage<T: Filter2dElement>(
+    func: &CudaFunction,
+    s: Filter2dShape,
+    k: usize,
+    border: Border,
+) -> Result<Stage<T>> {
+    let (c, vector_rows) = word_tile_launch(s)?;
+    let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
+    a.vector_rows = vector_rows;
+    Ok(Stage {
+        func: func.clone(),
+        cfg: c,
+        args: a,
+        from: Buf::Input,
+        to: Buf::Output,
+    })
+}
+
+/// `Unsupported` for a word-tile request of an element type other than u8.
+fn word_tile_type<T: Filter2dElement>() -> Result<()> {
+    if T::WORD_TILE {
+        Ok(())
+    } else {
+        Err(Error::Unsupported {
+            variant: "word-tile",
+            reason: format!(
+                "packs u8 pixels four to a word; {} images take row-vector",
+                std::any::type_name::<T>()
+            ),
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Plans
 // ---------------------------------------------------------------------------------------------
@@ -718,6 +802,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         let vh_fits = (kh == 1 || van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).is_some())
             && (kw == 1 || van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).is_some());
         let v = match variant {
+            MorphVariant::Auto if small && T::WORD_TILE => MorphVariant::WordTile,
             MorphVariant::Auto if small => MorphVariant::RowVector,
             MorphVariant::Auto if vh_fits => MorphVariant::VanHerk,
             MorphVariant::Auto => MorphVariant::Separable,
@@ -779,6 +864,23 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                     from: Buf::Input,
                     to: Buf::Output,
                 }]
+            }
+            MorphVariant::WordTile => {
+                word_tile_type::<T>()?;
+                let inst = match (ext, kh, kw) {
+                    (Extremum::Max, 3, 3) => WordTile::max3,
+                    (Extremum::Max, 5, 5) => WordTile::max5,
+                    (Extremum::Min, 3, 3) => WordTile::min3,
+                    (Extremum::Min, 5, 5) => WordTile::min5,
+                    _ => {
+                        return Err(Error::Unsupported {
+                            variant: v.name(),
+                            reason: format!("is compiled for 3 × 3 and 5 × 5 windows, got {kh} × {kw}"),
+                        });
+                    }
+                };
+                let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
+                vec![word_tile_stage::<T>(func, s, kh, border)?]
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;
@@ -850,7 +952,8 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         let taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
         let linear = &gpu.family::<Filter2dKernels>()?.linear[T::GAUSS_LINEAR as usize];
         let fixed = &gpu.family::<Filter2dKernels>()?.fixed3[T::GAUSS_FIXED as usize];
-        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, fixed)
+        let words = &gpu.family::<Filter2dKernels>()?.word_tile[WordTile::gauss as usize];
+        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, [fixed, words])
     }
 
     /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
@@ -935,7 +1038,10 @@ impl<T: SobelElement> Filter2dPlan<T, T::Out> {
             &taps,
             0,
             &k.linear[T::LINEAR as usize],
-            &k.fixed3[T::FIXED[axis] as usize],
+            [
+                &k.fixed3[T::FIXED[axis] as usize],
+                &k.word_tile[[WordTile::sobel0, WordTile::sobel1][axis] as usize],
+            ],
         )
     }
 }
@@ -973,9 +1079,9 @@ impl Filter2dPlan<f32, f32> {
                     Filter2dVariant::MultiPixel
                 }
             }
-            Filter2dVariant::RowVector => {
+            Filter2dVariant::RowVector | Filter2dVariant::WordTile => {
                 return Err(Error::Unsupported {
-                    variant: "row-vector",
+                    variant: variant.name(),
                     reason: "runs the fixed 3 × 3 filters (gaussian3x3, sobel) only".into(),
                 });
             }
@@ -1032,7 +1138,8 @@ fn taps2d_stage<T: Filter2dElement>(
 }
 
 /// A fixed 3 × 3 filter's plan: its integer taps for the 2D-taps rungs (divided by `2^shift`;
-/// f32 images get the taps scaled by `2^−shift`), the row-vector kernel for `RowVector`/`Auto`.
+/// f32 images get the taps scaled by `2^−shift`), `fixed` = the row-vector and the word-tile
+/// kernels for those rungs (`Auto`: word tile for u8, row vector otherwise).
 #[allow(clippy::too_many_arguments)]
 fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     gpu: &Gpu,
@@ -1042,13 +1149,19 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     taps: &[i32; 9],
     shift: u32,
     linear: &[CudaFunction; 3],
-    fixed: &CudaFunction,
+    [fixed, words]: [&CudaFunction; 2],
 ) -> Result<Filter2dPlan<I, O>> {
     check_shape(s)?;
     let v = match variant {
+        Filter2dVariant::Auto if I::WORD_TILE => Filter2dVariant::WordTile,
         Filter2dVariant::Auto => Filter2dVariant::RowVector,
         v => v,
     };
+    if v == Filter2dVariant::WordTile {
+        word_tile_type::<I>()?;
+        let stage = word_tile_stage::<I>(words, s, 3, border)?;
+        return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
+    }
     if v == Filter2dVariant::RowVector {
         let (c, strip, vector_rows) = row_vector_launch::<I>(gpu, s)?;
         let mut a = args::<I>(s, (3, 3), (1, 1), border);

@@ -1116,6 +1116,423 @@ pub unsafe fn row_vector<S: Separable<K>, const P: usize, const K: usize>(
 }
 
 // ---------------------------------------------------------------------------------------------
+// WordTile
+// ---------------------------------------------------------------------------------------------
+
+/// A `K × K` filter of u8 images computed on packed words: each thread owns one 4-byte word
+/// (four neighbouring pixels) of every row it filters.
+///
+/// `across` filters one row horizontally from the thread's word and its neighbours' words
+/// (`left` ends with the `K / 2` pixels before `own`, `right` starts with those after it);
+/// `down` combines the `K` rows' results, top to bottom, into the four outputs packed as the
+/// output type lies in memory (`OUT_WORDS` words).
+pub trait WordFilter<const K: usize> {
+    type Mid: Copy;
+    type Out: Pixel;
+    const OUT_WORDS: usize;
+    fn across(left: u32, own: u32, right: u32) -> Self::Mid;
+    fn down(m: [Self::Mid; K]) -> [u32; 2];
+}
+
+/// Byte `i` (0 ≤ i < 12) of the 12 bytes `left, own, right`.
+#[inline(always)]
+fn byte_of(words: [u32; 3], i: usize) -> u32 {
+    (words[i / 4] >> (8 * (i % 4))) & 0xff
+}
+
+macro_rules! extremum_words {
+    ($($e:ident: $op:ident),*) => {$(
+        /// Max/min: each pixel's row extremum unpacked into its own register (32-bit
+        /// `max`/`min` is one instruction; sm_70 PTX has no cheap packed byte extremum), the
+        /// column extremum of those, repacked into bytes.
+        impl<const K: usize> WordFilter<K> for $e<u8> {
+            type Mid = [u32; 4];
+            type Out = u8;
+            const OUT_WORDS: usize = 1;
+            #[inline(always)]
+            fn across(left: u32, own: u32, right: u32) -> [u32; 4] {
+                let w = [left, own, right];
+                let mut m = [0u32; 4];
+                crate::unroll!(4, |i| {
+                    m[i] = byte_of(w, 4 + i - K / 2);
+                    crate::unroll!(K, |d| {
+                        if d > 0 {
+                            m[i] = m[i].$op(byte_of(w, 4 + i + d - K / 2));
+                        }
+                    });
+                });
+                m
+            }
+            #[inline(always)]
+            fn down(m: [[u32; 4]; K]) -> [u32; 2] {
+                let mut out = 0u32;
+                crate::unroll!(4, |i| {
+                    let mut v = m[0][i];
+                    crate::unroll!(K, |k| {
+                        if k > 0 {
+                            v = v.$op(m[k][i]);
+                        }
+                    });
+                    out |= v << (8 * i);
+                });
+                [out, 0]
+            }
+        }
+    )*};
+}
+extremum_words!(Max: max, Min: min);
+
+/// The even pixels (bytes 0, 2) and the odd pixels (bytes 1, 3) of a word, each zero-extended
+/// into the 16-bit lanes of a word: `[b0, b2]`, `[b1, b3]`.
+#[inline(always)]
+fn split_lanes(w: u32) -> (u32, u32) {
+    (w & 0x00ff_00ff, (w >> 8) & 0x00ff_00ff)
+}
+
+/// The linear 3 × 3 filters work on two pixels per 32-bit add: the even and the odd pixels of
+/// a word in the 16-bit lanes of two words, every partial sum below 2^16 so no carry crosses a
+/// lane. The neighbours one pixel away come from `byte_perm`: `[l3, b1]` (odd lanes shifted
+/// right, with the last pixel of `left`) and `[b2, r0]` (even lanes shifted left, with the first
+/// pixel of `right`).
+#[inline(always)]
+fn lanes_with_neighbours(left: u32, own: u32, right: u32) -> [u32; 4] {
+    let (even, odd) = split_lanes(own);
+    let odd_prev = byte_perm(odd, left, 0x1017);
+    let even_next = byte_perm(even, right, 0x1412);
+    [odd_prev, even, odd, even_next]
+}
+
+/// `[1 2 1]` along the row: `[h0, h2]` and `[h1, h3]`, each at most 1020.
+#[inline(always)]
+fn smooth_across(left: u32, own: u32, right: u32) -> [u32; 2] {
+    let [odd_prev, even, odd, even_next] = lanes_with_neighbours(left, own, right);
+    [odd_prev + 2 * even + odd, even + 2 * odd + even_next]
+}
+
+/// `[1 2 1]` down the column of two lane words, plus `bias` in each lane.
+#[inline(always)]
+fn smooth_down(m: [u32; 3], bias: u32) -> u32 {
+    m[0] + 2 * m[1] + m[2] + bias
+}
+
+/// Two words of 16-bit lanes holding `v + 2^15` (`v` in `±2^15`): the signed values as i16,
+/// interleaved even/odd into the memory order of four i16 pixels.
+#[inline(always)]
+fn signed_pairs(even: u32, odd: u32) -> [u32; 2] {
+    let (e, o) = (even ^ 0x8000_8000, odd ^ 0x8000_8000);
+    [byte_perm(e, o, 0x5410), byte_perm(e, o, 0x7632)]
+}
+
+impl WordFilter<3> for Gauss121<u8, u8> {
+    type Mid = [u32; 2];
+    type Out = u8;
+    const OUT_WORDS: usize = 1;
+    #[inline(always)]
+    fn across(left: u32, own: u32, right: u32) -> [u32; 2] {
+        smooth_across(left, own, right)
+    }
+    /// `(Σ + 8) >> 4` in each lane (Σ ≤ 4080), the even results to bytes 0, 2 and the odd ones
+    /// to bytes 1, 3.
+    #[inline(always)]
+    fn down(m: [[u32; 2]; 3]) -> [u32; 2] {
+        let even = smooth_down([m[0][0], m[1][0], m[2][0]], 0x0008_0008);
+        let odd = smooth_down([m[0][1], m[1][1], m[2][1]], 0x0008_0008);
+        [((even >> 4) & 0x00ff_00ff) | ((odd << 4) & 0xff00_ff00), 0]
+    }
+}
+
+impl WordFilter<3> for Sobel0<u8, i16> {
+    type Mid = [u32; 2];
+    type Out = i16;
+    const OUT_WORDS: usize = 2;
+    #[inline(always)]
+    fn across(left: u32, own: u32, right: u32) -> [u32; 2] {
+        smooth_across(left, own, right)
+    }
+    /// Row below minus row above, `+ 2^15` in each lane first so no lane borrows.
+    #[inline(always)]
+    fn down(m: [[u32; 2]; 3]) -> [u32; 2] {
+        let d = |k: usize| m[2][k] + 0x8000_8000 - m[0][k];
+        signed_pairs(d(0), d(1))
+    }
+}
+
+impl WordFilter<3> for Sobel1<u8, i16> {
+    type Mid = [u32; 2];
+    type Out = i16;
+    const OUT_WORDS: usize = 2;
+    /// Right minus left neighbour, `+ 256` in each lane (so the lanes stay non-negative).
+    #[inline(always)]
+    fn across(left: u32, own: u32, right: u32) -> [u32; 2] {
+        let [odd_prev, even, odd, even_next] = lanes_with_neighbours(left, own, right);
+        [odd + 0x0100_0100 - odd_prev, even_next + 0x0100_0100 - even]
+    }
+    /// `[1 2 1]` of the biased differences carries `4 · 256`: the bias `2^15 − 1024` makes it
+    /// `2^15`.
+    #[inline(always)]
+    fn down(m: [[u32; 2]; 3]) -> [u32; 2] {
+        let s = |k: usize| smooth_down([m[0][k], m[1][k], m[2][k]], 0x7c00_7c00);
+        signed_pairs(s(0), s(1))
+    }
+}
+
+/// The word of `row` (a `plane.row` result) at columns `[c, c + 4)`: one 4-byte load when
+/// `aligned` (the word lies in the row, 4-byte aligned), else four border-mapped samples.
+#[inline(always)]
+unsafe fn word_at(plane: &Plane<u8>, row: Option<*const u8>, c: i32, aligned: bool) -> u32 {
+    match row {
+        // SAFETY: the caller's `aligned` promises the word lies in the row.
+        Some(q) if aligned => crate::load_nc!(unsafe { q.add(c as usize) } as *const u32, u32),
+        _ => {
+            let mut w = 0u32;
+            crate::unroll!(4, |i| {
+                // SAFETY: row from plane.row.
+                w |= (unsafe { plane.at(row, c + i as i32) } as u32) << (8 * i);
+            });
+            w
+        }
+    }
+}
+
+/// The word tile: each warp owns 32 words (128 pixels) of `WORD_TILE_ROWS` output rows, a lane
+/// one word. A lane first issues the loads of all `WORD_TILE_ROWS + K − 1` row positions of its
+/// word (4-byte loads: 128 contiguous bytes per warp and row), then filters each row across —
+/// the neighbouring pixels from the adjacent lanes by `shfl.sync` — and each output row down,
+/// and stores one packed word (u8) or two (i16) per row. Registers only; pixels stay packed, and
+/// the linear filters add two pixels per instruction.
+///
+/// Warps whose rows all lie in the plane, with whole aligned words (`a.vector_rows`: widths that
+/// are multiples of 4, aligned buffers — the host checks), take [`word_tile_interior`], which has
+/// no border logic but at the plane's left and right edges; the others (the first and last strip
+/// of rows, a partial last column of words, unaligned images) take [`word_tile_edges`].
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+pub unsafe fn word_tile<F: WordFilter<K>, const K: usize>(x: *const u8, y: *mut F::Out, a: &Args<u8>) {
+    const R: usize = WORD_TILE_ROWS as usize;
+    const { assert!(K % 2 == 1 && K <= 5) };
+    let Some((p, r0, c_warp)) = warp_tile_origin(a, WORD_TILE_COLS, R as u32) else {
+        return; // a warp past the last tile (warp-uniform)
+    };
+    let top = r0 - (K / 2) as i32;
+    let inside = a.vector_rows != 0
+        && top >= 0
+        && top + (R + K - 1) as i32 <= a.h as i32
+        && c_warp + WORD_TILE_COLS as i32 <= a.w as i32;
+    // SAFETY: forwarded; `inside` is what the interior path requires.
+    unsafe {
+        if inside {
+            word_tile_interior::<F, K>(x, y, a, p, r0, c_warp);
+        } else {
+            word_tile_edges::<F, K>(x, y, a, p, r0, c_warp);
+        }
+    }
+}
+
+/// The interior path of [`word_tile`]: straight-line loads from one row pointer advanced by
+/// the width, no row mapping and no per-lane bounds. Every lane loads a second word per row —
+/// lane 0 the word left of the warp, lane 31 the word right of it, the other lanes their own
+/// word again (an L1 hit) — so the loads need no branch; the plane's left and right borders are
+/// gathered only in the warps at those edges.
+///
+/// # Safety
+/// Rows `r0 − K/2 .. r0 − K/2 + R + K − 1` lie in plane `p`, columns `c_warp .. c_warp + 128`
+/// in its rows, and the rows are whole aligned words.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize>(
+    x: *const u8,
+    y: *mut F::Out,
+    a: &Args<u8>,
+    p: u64,
+    r0: i32,
+    c_warp: i32,
+) {
+    const R: usize = WORD_TILE_ROWS as usize;
+    let positions = R + K - 1;
+    let top = r0 - (K / 2) as i32;
+    let lane = lane_idx();
+    let c0 = c_warp + 4 * lane as i32;
+    let w = a.w as usize;
+    let plane = Plane::of(x, p, a);
+    let (left_edge, right_edge) = (c_warp == 0, c_warp + WORD_TILE_COLS as i32 >= a.w as i32);
+    let beside = if lane == 0 && !left_edge {
+        c0 - 4
+    } else if lane == 31 && !right_edge {
+        c0 + 4
+    } else {
+        c0
+    };
+    // SAFETY: top is a row of the plane (the caller's promise).
+    let first = unsafe { plane.base.add(top as usize * w) };
+    let mut own = [0u32; R + 4];
+    let mut side = [0u32; R + 4];
+    crate::unroll!(R + 4, |j| {
+        if j < positions {
+            // SAFETY: row top + j lies in the plane; both words lie in it, 4-byte aligned.
+            let (at, by) = unsafe {
+                let row = first.add(j * w);
+                (row.add(c0 as usize), row.add(beside as usize))
+            };
+            own[j] = crate::load_nc!(at as *const u32, u32);
+            side[j] = crate::load_nc!(by as *const u32, u32);
+        }
+    });
+    let mut mid = [F::across(0, 0, 0); R + 4];
+    crate::unroll!(R + 4, |j| {
+        if j < positions {
+            let up = shfl_up_u32(own[j], 1);
+            let down = shfl_down_u32(own[j], 1);
+            let mut left = if lane == 0 { side[j] } else { up };
+            let mut right = if lane == 31 { side[j] } else { down };
+            // SAFETY: row top + j of the plane; border-mapped columns.
+            unsafe {
+                let row = Some(first.add(j * w));
+                if left_edge && lane == 0 {
+                    left = border_before(&plane, row);
+                }
+                if right_edge && lane == 31 {
+                    right = border_after(&plane, row, c0 + 4);
+                }
+            }
+            mid[j] = F::across(left, own[j], right);
+        }
+    });
+    // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
+    // input's shape and alignment).
+    let out0 = unsafe { y.add(flat(a, p, r0, c0)) };
+    crate::unroll!(R, |i| {
+        let out = F::down(core::array::from_fn(|k| mid[i + k]));
+        // SAFETY: rows r0 + i < h (the caller's promise), aligned whole words.
+        unsafe { store_words::<F, K>(out0.add(i * w), out) };
+    });
+}
+
+/// The word before column 0 of `row`: its bytes 2 and 3 are the border samples at columns −2
+/// and −1.
+#[inline(always)]
+unsafe fn border_before(plane: &Plane<u8>, row: Option<*const u8>) -> u32 {
+    // SAFETY: row from the plane; border-mapped columns.
+    unsafe { ((plane.at(row, -2) as u32) << 16) | ((plane.at(row, -1) as u32) << 24) }
+}
+
+/// The word at column `c` ≥ w of `row`: its bytes 0 and 1 are the border samples at columns `c`
+/// and `c + 1`.
+#[inline(always)]
+unsafe fn border_after(plane: &Plane<u8>, row: Option<*const u8>, c: i32) -> u32 {
+    // SAFETY: as border_before.
+    unsafe { (plane.at(row, c) as u32) | ((plane.at(row, c + 1) as u32) << 8) }
+}
+
+/// Stores a thread's four packed outputs at `dst` (a 4-byte aligned u8 word or 8-byte aligned
+/// i16 pair of words).
+#[inline(always)]
+unsafe fn store_words<F: WordFilter<K>, const K: usize>(dst: *mut F::Out, out: [u32; 2]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        if F::OUT_WORDS == 1 {
+            (dst as *mut u32).write(out[0]);
+        } else {
+            store_v2(dst as *mut [u32; 2], out);
+        }
+    }
+}
+
+/// The general path of [`word_tile`]: every row position border-mapped, words of partial or
+/// unaligned rows gathered sample by sample, the warp's edge lanes loading the words beside
+/// the warp only where they exist.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize>(
+    x: *const u8,
+    y: *mut F::Out,
+    a: &Args<u8>,
+    p: u64,
+    r0: i32,
+    c_warp: i32,
+) {
+    const R: usize = WORD_TILE_ROWS as usize;
+    let positions = R + K - 1;
+    let half = (K / 2) as i32;
+    let lane = lane_idx();
+    let c0 = c_warp + 4 * lane as i32;
+    let plane = Plane::of(x, p, a);
+    let w = a.w as i32;
+    let words = a.vector_rows != 0;
+    let active = c0 < w;
+    let inner = words && c0 + 4 <= w;
+    let top = r0 - half;
+    // Every load first: the thread's word and, on the warp's edge lanes, the word beside the warp.
+    let mut own = [0u32; R + 4];
+    let mut beside = [0u32; R + 4];
+    crate::unroll!(R + 4, |j| {
+        if j < positions {
+            let row = plane.row(top + j as i32);
+            // SAFETY: inner words lie in the row; the others are gathered with border mapping.
+            unsafe {
+                if active {
+                    own[j] = word_at(&plane, row, c0, inner);
+                }
+                if lane == 0 && c0 > 0 {
+                    beside[j] = word_at(&plane, row, c0 - 4, words);
+                } else if lane == 31 && c0 + 4 < w {
+                    beside[j] = word_at(&plane, row, c0 + 4, words && c0 + 8 <= w);
+                }
+            }
+        }
+    });
+    let mut mid = [F::across(0, 0, 0); R + 4];
+    crate::unroll!(R + 4, |j| {
+        if j < positions {
+            let up = shfl_up_u32(own[j], 1);
+            let down = shfl_down_u32(own[j], 1);
+            let left = if c0 == 0 {
+                // SAFETY: a plane.row row.
+                unsafe { border_before(&plane, plane.row(top + j as i32)) }
+            } else if lane == 0 {
+                beside[j]
+            } else {
+                up
+            };
+            let right = if c0 + 4 >= w {
+                // SAFETY: as above.
+                unsafe { border_after(&plane, plane.row(top + j as i32), c0 + 4) }
+            } else if lane == 31 {
+                beside[j]
+            } else {
+                down
+            };
+            mid[j] = F::across(left, own[j], right);
+        }
+    });
+    if !active {
+        return;
+    }
+    crate::unroll!(R, |i| {
+        let r = r0 + i as i32;
+        if r < a.h as i32 {
+            let out = F::down(core::array::from_fn(|k| mid[i + k]));
+            // SAFETY: row r of the plane, columns from c0; whole words only when inner (the
+            // host's alignment check covers the output too).
+            unsafe {
+                let dst = y.add(flat(a, p, r, c0));
+                if inner {
+                    store_words::<F, K>(dst, out);
+                } else {
+                    crate::unroll!(4, |e| {
+                        if c0 + (e as i32) < w {
+                            dst.add(e).write(F::Out::lane(&[out[0], out[1], 0, 0], e));
+                        }
+                    });
+                }
+            }
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Elementwise finishers
 // ---------------------------------------------------------------------------------------------
 
@@ -1252,4 +1669,16 @@ pub mod fixed3 {
     pub unsafe extern "ptx-kernel" fn magnitude_f32(a: *const f32, b: *const f32, y: *mut f32, n: u64) {
         unsafe { super::magnitude::<f32>(a, b, y, n) }
     }
+}
+
+macro_rules! word_tile_entries {
+    ($($inst:ident => $f:ty, $k:literal, $o:ty;)*) => {$(
+        entry!($crate::word_tile_kernel_name!($inst), $inst, u8, $o, word_tile::<$f, $k>);
+    )*};
+}
+
+/// The word-tile kernels of u8 images.
+pub mod word_tile {
+    use super::*;
+    crate::for_each_word_tile_instance!(word_tile_entries);
 }

@@ -249,6 +249,38 @@ macro_rules! for_each_fixed3_instance {
     };
 }
 
+/// Output rows per thread of the word-tile kernels. A thread issues the loads of all
+/// `WORD_TILE_ROWS + K − 1` row positions of its word before it filters any row, so that many
+/// independent loads are in flight per thread.
+pub const WORD_TILE_ROWS: u32 = 8;
+/// Columns of one warp's word tile: 32 lanes × one 4-byte word of u8 pixels.
+pub const WORD_TILE_COLS: u32 = 128;
+
+/// The word-tile kernels (u8 images, four pixels packed in each word): `name => filter, K,
+/// output`.
+#[macro_export]
+macro_rules! for_each_word_tile_instance {
+    ($m:ident) => {
+        $m! {
+            max3 => Max<u8>, 3, u8;
+            max5 => Max<u8>, 5, u8;
+            min3 => Min<u8>, 3, u8;
+            min5 => Min<u8>, 5, u8;
+            gauss => Gauss121<u8, u8>, 3, u8;
+            sobel0 => Sobel0<u8, i16>, 3, i16;
+            sobel1 => Sobel1<u8, i16>, 3, i16;
+        }
+    };
+}
+
+/// Symbol of a word-tile kernel.
+#[macro_export]
+macro_rules! word_tile_kernel_name {
+    ($inst:ident) => {
+        concat!($crate::kernel_prefix!(), "word_tile_", stringify!($inst))
+    };
+}
+
 /// Symbol of a fixed 3 × 3 row-vector kernel.
 #[macro_export]
 macro_rules! fixed3_kernel_name {

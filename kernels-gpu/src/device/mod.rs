@@ -4,6 +4,7 @@
 pub mod bank;
 pub mod memory;
 pub mod rows;
+pub mod simd;
 pub mod texture;
 pub mod thread;
 pub mod warp;
@@ -11,6 +12,7 @@ pub mod warp;
 pub use bank::*;
 pub use memory::*;
 pub use rows::*;
+pub use simd::*;
 pub use texture::*;
 pub use thread::*;
 pub use warp::*;
