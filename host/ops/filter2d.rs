@@ -242,7 +242,7 @@ macro_rules! fixed3_table {
 crate::for_each_fixed3_instance!(fixed3_table);
 
 macro_rules! word_tile_table {
-    ($($inst:ident => $f:ty, $k:literal, $o:ty;)*) => {
+    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal;)*) => {
         /// A word-tile kernel (u8 images).
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -251,6 +251,8 @@ macro_rules! word_tile_table {
         }
         impl WordTile {
             const NAMES: &'static [&'static str] = &[$(crate::word_tile_kernel_name!($inst)),*];
+            /// Words per lane of each kernel.
+            const WORDS: &'static [u32] = &[$($p),*];
         }
     };
 }
@@ -567,11 +569,12 @@ fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
 }
 
-/// The word-tile launch: one warp per `WORD_TILE_COLS × WORD_TILE_ROWS` tile, 4 warps per
-/// block; word loads when the width is a whole number of words (`enqueue` also checks the
-/// buffers' alignment).
-fn word_tile_launch(s: Filter2dShape) -> Result<(LaunchConfig, u32)> {
-    let tiles = (s.w.div_ceil(WORD_TILE_COLS as usize) * s.h.div_ceil(WORD_TILE_ROWS as usize) * s.planes) as u64;
+/// The word-tile launch of kernel `inst`: one warp per `word_tile_cols(words) × WORD_TILE_ROWS`
+/// tile, 4 warps per block; word loads when the width is a whole number of words (`enqueue`
+/// also checks the buffers' alignment).
+fn word_tile_launch(s: Filter2dShape, inst: WordTile) -> Result<(LaunchConfig, u32)> {
+    let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
+    let tiles = (s.w.div_ceil(cols) * s.h.div_ceil(WORD_TILE_ROWS as usize) * s.planes) as u64;
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as u64;
     let grid = blocks(tiles.div_ceil(warps_per_block), "word-tile")?;
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), s.w.is_multiple_of(4) as u32))
@@ -579,12 +582,14 @@ fn word_tile_launch(s: Filter2dShape) -> Result<(LaunchConfig, u32)> {
 
 /// The one stage of a word-tile plan.
 fn word_tile_stage<T: Filter2dElement>(
-    func: &CudaFunction,
+    gpu: &Gpu,
+    inst: WordTile,
     s: Filter2dShape,
     k: usize,
     border: Border,
 ) -> Result<Stage<T>> {
-    let (c, vector_rows) = word_tile_launch(s)?;
+    let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
+    let (c, vector_rows) = word_tile_launch(s, inst)?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = vector_rows;
     Ok(Stage {
@@ -879,8 +884,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         });
                     }
                 };
-                let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
-                vec![word_tile_stage::<T>(func, s, kh, border)?]
+                vec![word_tile_stage::<T>(gpu, inst, s, kh, border)?]
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;
@@ -952,8 +956,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         let taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
         let linear = &gpu.family::<Filter2dKernels>()?.linear[T::GAUSS_LINEAR as usize];
         let fixed = &gpu.family::<Filter2dKernels>()?.fixed3[T::GAUSS_FIXED as usize];
-        let words = &gpu.family::<Filter2dKernels>()?.word_tile[WordTile::gauss as usize];
-        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, [fixed, words])
+        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, (fixed, WordTile::gauss))
     }
 
     /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
@@ -1038,10 +1041,10 @@ impl<T: SobelElement> Filter2dPlan<T, T::Out> {
             &taps,
             0,
             &k.linear[T::LINEAR as usize],
-            [
+            (
                 &k.fixed3[T::FIXED[axis] as usize],
-                &k.word_tile[[WordTile::sobel0, WordTile::sobel1][axis] as usize],
-            ],
+                [WordTile::sobel0, WordTile::sobel1][axis],
+            ),
         )
     }
 }
@@ -1149,7 +1152,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     taps: &[i32; 9],
     shift: u32,
     linear: &[CudaFunction; 3],
-    [fixed, words]: [&CudaFunction; 2],
+    (fixed, words): (&CudaFunction, WordTile),
 ) -> Result<Filter2dPlan<I, O>> {
     check_shape(s)?;
     let v = match variant {
@@ -1159,7 +1162,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     };
     if v == Filter2dVariant::WordTile {
         word_tile_type::<I>()?;
-        let stage = word_tile_stage::<I>(words, s, 3, border)?;
+        let stage = word_tile_stage::<I>(gpu, words, s, 3, border)?;
         return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
     }
     if v == Filter2dVariant::RowVector {

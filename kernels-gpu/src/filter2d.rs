@@ -1294,12 +1294,52 @@ unsafe fn word_at(plane: &Plane<u8>, row: Option<*const u8>, c: i32, aligned: bo
     }
 }
 
-/// The word tile: each warp owns 32 words (128 pixels) of `WORD_TILE_ROWS` output rows, a lane
-/// one word. A lane first issues the loads of all `WORD_TILE_ROWS + K − 1` row positions of its
-/// word (4-byte loads: 128 contiguous bytes per warp and row), then filters each row across —
-/// the neighbouring pixels from the adjacent lanes by `shfl.sync` — and each output row down,
-/// and stores one packed word (u8) or two (i16) per row. Registers only; pixels stay packed, and
-/// the linear filters add two pixels per instruction.
+/// `P` words (`P` = 1, 2 or 4) from `p` with one load instruction.
+///
+/// # Safety
+/// `4 · P` readable bytes at `p`, aligned to `4 · P`, not written during the kernel.
+#[inline(always)]
+unsafe fn load_words<const P: usize>(p: *const u8) -> [u32; P] {
+    let mut w = [0u32; P];
+    match P {
+        // SAFETY (all three): forwarded to the caller.
+        1 => w[0] = crate::load_nc!(p as *const u32, u32),
+        2 => w.copy_from_slice(&unsafe { load_nc_v2(p as *const [u32; 2]) }),
+        _ => w.copy_from_slice(&unsafe { load_nc_v4(p as *const [u32; 4]) }),
+    }
+    w
+}
+
+/// Stores the first `n` of `words` (`n` = 1, 2, 4 or 8) at `dst` with 4-, 8- or 16-byte stores.
+///
+/// # Safety
+/// `4 · n` writable bytes at `dst`, aligned to `min(4 · n, 16)`.
+#[inline(always)]
+unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        match n {
+            1 => dst.write(words[0]),
+            2 => store_v2(dst as *mut [u32; 2], [words[0], words[1]]),
+            _ => {
+                crate::unroll!(2, |h| {
+                    if 4 * h < n {
+                        let q = [words[4 * h], words[4 * h + 1], words[4 * h + 2], words[4 * h + 3]];
+                        store_v4((dst as *mut [u32; 4]).add(h), q);
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// The word tile: each warp owns 32 × `P` words (`word_tile_cols(P)` pixels) of
+/// `WORD_TILE_ROWS` output rows, a lane `P` neighbouring words. A lane first
+/// issues the loads of all `WORD_TILE_ROWS + K − 1` row positions of its words (one vector load
+/// per row: the warp reads `128 · P` contiguous bytes), then filters each row across —
+/// the pixels beside its words from the adjacent lanes by `shfl.sync` — and each output row down,
+/// and stores its packed outputs with one vector store per row. Registers only; pixels stay
+/// packed, and the linear filters add two pixels per instruction.
 ///
 /// Warps whose rows all lie in the plane, with whole aligned words (`a.vector_rows`: widths that
 /// are multiples of 4, aligned buffers — the host checks), take [`word_tile_interior`], which has
@@ -1308,40 +1348,73 @@ unsafe fn word_at(plane: &Plane<u8>, row: Option<*const u8>, c: i32, aligned: bo
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-pub unsafe fn word_tile<F: WordFilter<K>, const K: usize>(x: *const u8, y: *mut F::Out, a: &Args<u8>) {
+pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize>(x: *const u8, y: *mut F::Out, a: &Args<u8>) {
     const R: usize = WORD_TILE_ROWS as usize;
-    const { assert!(K % 2 == 1 && K <= 5) };
-    let Some((p, r0, c_warp)) = warp_tile_origin(a, WORD_TILE_COLS, R as u32) else {
+    const { assert!(K % 2 == 1 && K <= 5 && (P == 1 || P == 2 || P == 4)) };
+    let cols = word_tile_cols(P as u32);
+    let Some((p, r0, c_warp)) = warp_tile_origin(a, cols, R as u32) else {
         return; // a warp past the last tile (warp-uniform)
     };
     let top = r0 - (K / 2) as i32;
-    let inside = a.vector_rows != 0
-        && top >= 0
-        && top + (R + K - 1) as i32 <= a.h as i32
-        && c_warp + WORD_TILE_COLS as i32 <= a.w as i32;
+    let inside =
+        a.vector_rows != 0 && top >= 0 && top + (R + K - 1) as i32 <= a.h as i32 && c_warp + cols as i32 <= a.w as i32;
     // SAFETY: forwarded; `inside` is what the interior path requires.
     unsafe {
         if inside {
-            word_tile_interior::<F, K>(x, y, a, p, r0, c_warp);
+            word_tile_interior::<F, K, P>(x, y, a, p, r0, c_warp);
         } else {
-            word_tile_edges::<F, K>(x, y, a, p, r0, c_warp);
+            word_tile_edges::<F, K, P>(x, y, a, p, r0, c_warp);
         }
     }
 }
 
+/// Row `j`'s horizontal results of a thread's `P` words, from the words, the word before them
+/// (`left`) and the word after them (`right`).
+#[inline(always)]
+fn across_words<F: WordFilter<K>, const K: usize, const P: usize>(
+    left: u32,
+    own: &[u32; P],
+    right: u32,
+) -> [F::Mid; P] {
+    core::array::from_fn(|q| {
+        let l = if q == 0 { left } else { own[q - 1] };
+        let r = if q + 1 == P { right } else { own[q + 1] };
+        F::across(l, own[q], r)
+    })
+}
+
+/// Output row `i`'s packed outputs of a thread's `P` words (`P · OUT_WORDS` words) from the
+/// rows' horizontal results.
+#[inline(always)]
+fn down_words<F: WordFilter<K>, const K: usize, const P: usize>(
+    mid: &[[F::Mid; P]; WORD_TILE_ROWS as usize + 4],
+    i: usize,
+) -> [u32; 8] {
+    let mut out = [0u32; 8];
+    crate::unroll!(P, |q| {
+        let o = F::down(core::array::from_fn(|k| mid[i + k][q]));
+        crate::unroll!(2, |e| {
+            if e < F::OUT_WORDS {
+                out[q * F::OUT_WORDS + e] = o[e];
+            }
+        });
+    });
+    out
+}
+
 /// The interior path of [`word_tile`]: straight-line loads from one row pointer advanced by
-/// the width, no row mapping and no per-lane bounds. Every lane loads a second word per row —
+/// the width, no row mapping and no per-lane bounds. Every lane loads one more word per row —
 /// lane 0 the word left of the warp, lane 31 the word right of it, the other lanes their own
-/// word again (an L1 hit) — so the loads need no branch; the plane's left and right borders are
-/// gathered only in the warps at those edges.
+/// first word again (an L1 hit) — so the loads need no branch; the plane's left and right
+/// borders replace those words only in the warps at those edges.
 ///
 /// # Safety
-/// Rows `r0 − K/2 .. r0 − K/2 + R + K − 1` lie in plane `p`, columns `c_warp .. c_warp + 128`
-/// in its rows, and the rows are whole aligned words.
+/// Rows `r0 − K/2 .. r0 − K/2 + R + K − 1` lie in plane `p`, columns `c_warp .. c_warp +
+/// word_tile_cols(P)` in its rows, and the rows are whole aligned words.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize>(
+unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize>(
     x: *const u8,
     y: *mut F::Out,
     a: &Args<u8>,
@@ -1353,59 +1426,66 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize>(
     let positions = R + K - 1;
     let top = r0 - (K / 2) as i32;
     let lane = lane_idx();
-    let c0 = c_warp + 4 * lane as i32;
+    let c0 = c_warp + (4 * P) as i32 * lane as i32;
     let w = a.w as usize;
     let plane = Plane::of(x, p, a);
-    let (left_edge, right_edge) = (c_warp == 0, c_warp + WORD_TILE_COLS as i32 >= a.w as i32);
+    let (left_edge, right_edge) = (c_warp == 0, c_warp + word_tile_cols(P as u32) as i32 >= a.w as i32);
     let beside = if lane == 0 && !left_edge {
         c0 - 4
     } else if lane == 31 && !right_edge {
-        c0 + 4
+        c0 + 4 * P as i32
     } else {
         c0
     };
     // SAFETY: top is a row of the plane (the caller's promise).
     let first = unsafe { plane.base.add(top as usize * w) };
-    let mut own = [0u32; R + 4];
+    let mut own = [[0u32; P]; R + 4];
     let mut side = [0u32; R + 4];
     crate::unroll!(R + 4, |j| {
         if j < positions {
-            // SAFETY: row top + j lies in the plane; both words lie in it, 4-byte aligned.
-            let (at, by) = unsafe {
+            // SAFETY: row top + j lies in the plane; the words lie in it, aligned.
+            unsafe {
                 let row = first.add(j * w);
-                (row.add(c0 as usize), row.add(beside as usize))
-            };
-            own[j] = crate::load_nc!(at as *const u32, u32);
-            side[j] = crate::load_nc!(by as *const u32, u32);
+                own[j] = load_words::<P>(row.add(c0 as usize));
+                side[j] = load_words::<1>(row.add(beside as usize))[0];
+            }
         }
     });
-    let mut mid = [F::across(0, 0, 0); R + 4];
+    // The plane's border columns, in one cold block per edge (not between the rows' hot code,
+    // where it would spread the loop over the instruction cache).
+    if left_edge && lane == 0 {
+        crate::unroll!(R + 4, |j| {
+            if j < positions {
+                // SAFETY: row top + j of the plane; border-mapped columns.
+                side[j] = unsafe { border_before(&plane, Some(first.add(j * w))) };
+            }
+        });
+    }
+    if right_edge && lane == 31 {
+        crate::unroll!(R + 4, |j| {
+            if j < positions {
+                // SAFETY: as above.
+                side[j] = unsafe { border_after(&plane, Some(first.add(j * w)), c0 + 4 * P as i32) };
+            }
+        });
+    }
+    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); R + 4];
     crate::unroll!(R + 4, |j| {
         if j < positions {
-            let up = shfl_up_u32(own[j], 1);
-            let down = shfl_down_u32(own[j], 1);
-            let mut left = if lane == 0 { side[j] } else { up };
-            let mut right = if lane == 31 { side[j] } else { down };
-            // SAFETY: row top + j of the plane; border-mapped columns.
-            unsafe {
-                let row = Some(first.add(j * w));
-                if left_edge && lane == 0 {
-                    left = border_before(&plane, row);
-                }
-                if right_edge && lane == 31 {
-                    right = border_after(&plane, row, c0 + 4);
-                }
-            }
-            mid[j] = F::across(left, own[j], right);
+            let up = shfl_up_u32(own[j][P - 1], 1);
+            let down = shfl_down_u32(own[j][0], 1);
+            let left = if lane == 0 { side[j] } else { up };
+            let right = if lane == 31 { side[j] } else { down };
+            mid[j] = across_words::<F, K, P>(left, &own[j], right);
         }
     });
     // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
     // input's shape and alignment).
     let out0 = unsafe { y.add(flat(a, p, r0, c0)) };
     crate::unroll!(R, |i| {
-        let out = F::down(core::array::from_fn(|k| mid[i + k]));
+        let out = down_words::<F, K, P>(&mid, i);
         // SAFETY: rows r0 + i < h (the caller's promise), aligned whole words.
-        unsafe { store_words::<F, K>(out0.add(i * w), out) };
+        unsafe { store_words(out0.add(i * w) as *mut u32, &out, P * F::OUT_WORDS) };
     });
 }
 
@@ -1425,27 +1505,13 @@ unsafe fn border_after(plane: &Plane<u8>, row: Option<*const u8>, c: i32) -> u32
     unsafe { (plane.at(row, c) as u32) | ((plane.at(row, c + 1) as u32) << 8) }
 }
 
-/// Stores a thread's four packed outputs at `dst` (a 4-byte aligned u8 word or 8-byte aligned
-/// i16 pair of words).
-#[inline(always)]
-unsafe fn store_words<F: WordFilter<K>, const K: usize>(dst: *mut F::Out, out: [u32; 2]) {
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        if F::OUT_WORDS == 1 {
-            (dst as *mut u32).write(out[0]);
-        } else {
-            store_v2(dst as *mut [u32; 2], out);
-        }
-    }
-}
-
-/// The general path of [`word_tile`]: every row position border-mapped, words of partial or
-/// unaligned rows gathered sample by sample, the warp's edge lanes loading the words beside
-/// the warp only where they exist.
+/// The general path of [`word_tile`]: every row position border-mapped; each of a thread's
+/// words loaded whole where it lies in an aligned row, else gathered sample by sample (border
+/// columns included); the warp's edge lanes load the word beside the warp where it exists.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize>(
+unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize>(
     x: *const u8,
     y: *mut F::Out,
     a: &Args<u8>,
@@ -1455,79 +1521,93 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize>(
 ) {
     const R: usize = WORD_TILE_ROWS as usize;
     let positions = R + K - 1;
-    let half = (K / 2) as i32;
+    let top = r0 - (K / 2) as i32;
     let lane = lane_idx();
-    let c0 = c_warp + 4 * lane as i32;
+    let c0 = c_warp + (4 * P) as i32 * lane as i32;
     let plane = Plane::of(x, p, a);
     let w = a.w as i32;
     let words = a.vector_rows != 0;
-    let active = c0 < w;
-    let inner = words && c0 + 4 <= w;
-    let top = r0 - half;
-    // Every load first: the thread's word and, on the warp's edge lanes, the word beside the warp.
-    let mut own = [0u32; R + 4];
+    // Column of word q, whether it has pixels in the row and whether it lies in the row whole.
+    let col = |q: usize| c0 + 4 * q as i32;
+    let has = |q: usize| col(q) < w;
+    let whole = |q: usize| words && col(q) + 4 <= w;
+    let end = col(P);
+    let mut own = [[0u32; P]; R + 4];
     let mut beside = [0u32; R + 4];
     crate::unroll!(R + 4, |j| {
         if j < positions {
             let row = plane.row(top + j as i32);
-            // SAFETY: inner words lie in the row; the others are gathered with border mapping.
+            // SAFETY: whole words lie in the row; the others are gathered with border mapping.
             unsafe {
-                if active {
-                    own[j] = word_at(&plane, row, c0, inner);
-                }
+                crate::unroll!(P, |q| {
+                    if has(q) {
+                        own[j][q] = word_at(&plane, row, col(q), whole(q));
+                    }
+                });
                 if lane == 0 && c0 > 0 {
                     beside[j] = word_at(&plane, row, c0 - 4, words);
-                } else if lane == 31 && c0 + 4 < w {
-                    beside[j] = word_at(&plane, row, c0 + 4, words && c0 + 8 <= w);
+                } else if lane == 31 && end < w {
+                    beside[j] = word_at(&plane, row, end, words && end + 4 <= w);
                 }
             }
         }
     });
-    let mut mid = [F::across(0, 0, 0); R + 4];
+    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); R + 4];
     crate::unroll!(R + 4, |j| {
         if j < positions {
-            let up = shfl_up_u32(own[j], 1);
-            let down = shfl_down_u32(own[j], 1);
+            let up = shfl_up_u32(own[j][P - 1], 1);
+            let down = shfl_down_u32(own[j][0], 1);
+            let row = || plane.row(top + j as i32);
             let left = if c0 == 0 {
                 // SAFETY: a plane.row row.
-                unsafe { border_before(&plane, plane.row(top + j as i32)) }
+                unsafe { border_before(&plane, row()) }
             } else if lane == 0 {
                 beside[j]
             } else {
                 up
             };
-            let right = if c0 + 4 >= w {
+            let right = if end >= w {
                 // SAFETY: as above.
-                unsafe { border_after(&plane, plane.row(top + j as i32), c0 + 4) }
+                unsafe { border_after(&plane, row(), end) }
             } else if lane == 31 {
                 beside[j]
             } else {
                 down
             };
-            mid[j] = F::across(left, own[j], right);
+            // Words past a partial word see the border after it.
+            let mut words_j = own[j];
+            crate::unroll!(P, |q| {
+                if q > 0 && !has(q) && has(q - 1) {
+                    // SAFETY: as above.
+                    words_j[q] = unsafe { border_after(&plane, row(), col(q)) };
+                }
+            });
+            mid[j] = across_words::<F, K, P>(left, &words_j, right);
         }
     });
-    if !active {
-        return;
-    }
     crate::unroll!(R, |i| {
         let r = r0 + i as i32;
         if r < a.h as i32 {
-            let out = F::down(core::array::from_fn(|k| mid[i + k]));
-            // SAFETY: row r of the plane, columns from c0; whole words only when inner (the
-            // host's alignment check covers the output too).
-            unsafe {
-                let dst = y.add(flat(a, p, r, c0));
-                if inner {
-                    store_words::<F, K>(dst, out);
-                } else {
-                    crate::unroll!(4, |e| {
-                        if c0 + (e as i32) < w {
-                            dst.add(e).write(F::Out::lane(&[out[0], out[1], 0, 0], e));
+            let out = down_words::<F, K, P>(&mid, i);
+            crate::unroll!(P, |q| {
+                if has(q) {
+                    let o = [out[q * F::OUT_WORDS], out[q * F::OUT_WORDS + F::OUT_WORDS - 1], 0, 0];
+                    // SAFETY: row r of the plane, columns from col(q); whole words only when
+                    // they lie in the row (the host's alignment check covers the output too).
+                    unsafe {
+                        let dst = y.add(flat(a, p, r, col(q)));
+                        if whole(q) {
+                            store_words(dst as *mut u32, &[o[0], o[1], 0, 0, 0, 0, 0, 0], F::OUT_WORDS);
+                        } else {
+                            crate::unroll!(4, |e| {
+                                if col(q) + (e as i32) < w {
+                                    dst.add(e).write(F::Out::lane(&o, e));
+                                }
+                            });
                         }
-                    });
+                    }
                 }
-            }
+            });
         }
     });
 }
@@ -1672,8 +1752,8 @@ pub mod fixed3 {
 }
 
 macro_rules! word_tile_entries {
-    ($($inst:ident => $f:ty, $k:literal, $o:ty;)*) => {$(
-        entry!($crate::word_tile_kernel_name!($inst), $inst, u8, $o, word_tile::<$f, $k>);
+    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal;)*) => {$(
+        entry!($crate::word_tile_kernel_name!($inst), $inst, u8, $o, word_tile::<$f, $k, $p>);
     )*};
 }
 

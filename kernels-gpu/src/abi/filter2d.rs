@@ -253,22 +253,27 @@ macro_rules! for_each_fixed3_instance {
 /// `WORD_TILE_ROWS + K − 1` row positions of its word before it filters any row, so that many
 /// independent loads are in flight per thread.
 pub const WORD_TILE_ROWS: u32 = 8;
-/// Columns of one warp's word tile: 32 lanes × one 4-byte word of u8 pixels.
-pub const WORD_TILE_COLS: u32 = 128;
+/// Columns of one warp's word tile when each lane owns `words` 4-byte words of u8 pixels (1, 2
+/// or 4: one 4-, 8- or 16-byte load per row): 32 lanes × `words` × 4 pixels.
+pub const fn word_tile_cols(words: u32) -> u32 {
+    32 * 4 * words
+}
 
 /// The word-tile kernels (u8 images, four pixels packed in each word): `name => filter, K,
-/// output`.
+/// output, words per lane`. Words per lane from the H100 measurements (docs/PERFORMANCE.md):
+/// two for the 3 × 3 extrema (fewer per-row instructions per pixel), one for the others (their
+/// registers at two words halve the occupancy, and they lose more than they gain).
 #[macro_export]
 macro_rules! for_each_word_tile_instance {
     ($m:ident) => {
         $m! {
-            max3 => Max<u8>, 3, u8;
-            max5 => Max<u8>, 5, u8;
-            min3 => Min<u8>, 3, u8;
-            min5 => Min<u8>, 5, u8;
-            gauss => Gauss121<u8, u8>, 3, u8;
-            sobel0 => Sobel0<u8, i16>, 3, i16;
-            sobel1 => Sobel1<u8, i16>, 3, i16;
+            max3 => Max<u8>, 3, u8, 2;
+            max5 => Max<u8>, 5, u8, 1;
+            min3 => Min<u8>, 3, u8, 2;
+            min5 => Min<u8>, 5, u8, 1;
+            gauss => Gauss121<u8, u8>, 3, u8, 1;
+            sobel0 => Sobel0<u8, i16>, 3, i16, 1;
+            sobel1 => Sobel1<u8, i16>, 3, i16, 1;
         }
     };
 }
