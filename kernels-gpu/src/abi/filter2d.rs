@@ -267,9 +267,9 @@ pub const fn word_tile_cols(words: u32) -> u32 {
 macro_rules! for_each_word_tile_instance {
     ($m:ident) => {
         $m! {
-            max3 => Max<u8>, 3, u8, 2;
+            max3 => Max<u8>, 3, u8, 1;
             max5 => Max<u8>, 5, u8, 1;
-            min3 => Min<u8>, 3, u8, 2;
+            min3 => Min<u8>, 3, u8, 1;
             min5 => Min<u8>, 5, u8, 1;
             gauss => Gauss121<u8, u8>, 3, u8, 1;
             sobel0 => Sobel0<u8, i16>, 3, i16, 1;
