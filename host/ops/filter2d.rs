@@ -242,7 +242,7 @@ macro_rules! fixed3_table {
 crate::for_each_fixed3_instance!(fixed3_table);
 
 macro_rules! word_tile_table {
-    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal;)*) => {
+    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal, $r:literal;)*) => {
         /// A word-tile kernel (u8 images).
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -253,6 +253,8 @@ macro_rules! word_tile_table {
             const NAMES: &'static [&'static str] = &[$(crate::word_tile_kernel_name!($inst)),*];
             /// Words per lane of each kernel.
             const WORDS: &'static [u32] = &[$($p),*];
+            /// Output rows per lane of each kernel.
+            const ROWS: &'static [u32] = &[$($r),*];
         }
     };
 }
@@ -569,12 +571,12 @@ fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
 }
 
-/// The word-tile launch of kernel `inst`: one warp per `word_tile_cols(words) × WORD_TILE_ROWS`
-/// tile, 4 warps per block; word loads when the width is a whole number of words (`enqueue`
+/// The word-tile launch of kernel `inst`: one warp per `word_tile_cols(words) × rows` tile, 4 warps per block; word loads when the width is a whole number of words (`enqueue`
 /// also checks the buffers' alignment).
 fn word_tile_launch(s: Filter2dShape, inst: WordTile) -> Result<(LaunchConfig, u32)> {
     let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
-    let tiles = (s.w.div_ceil(cols) * s.h.div_ceil(WORD_TILE_ROWS as usize) * s.planes) as u64;
+    let rows = WordTile::ROWS[inst as usize] as usize;
+    let tiles = (s.w.div_ceil(cols) * s.h.div_ceil(rows) * s.planes) as u64;
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as u64;
     let grid = blocks(tiles.div_ceil(warps_per_block), "word-tile")?;
     Ok((cfg(grid, ROW_VECTOR_THREADS, 0), s.w.is_multiple_of(4) as u32))

@@ -1134,6 +1134,9 @@ pub trait WordFilter<const K: usize> {
     fn down(m: [Self::Mid; K]) -> [u32; 2];
 }
 
+/// Row positions a word-tile thread can hold: `R + K − 1 ≤ WORD_TILE_MAX_ROWS + 4`.
+const ROWS_CAP: usize = WORD_TILE_MAX_ROWS as usize + 4;
+
 /// Byte `i` (0 ≤ i < 12) of the 12 bytes `left, own, right`.
 #[inline(always)]
 fn byte_of(words: [u32; 3], i: usize) -> u32 {
@@ -1334,8 +1337,8 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
 }
 
 /// The word tile: each warp owns 32 × `P` words (`word_tile_cols(P)` pixels) of
-/// `WORD_TILE_ROWS` output rows, a lane `P` neighbouring words. A lane first
-/// issues the loads of all `WORD_TILE_ROWS + K − 1` row positions of its words (one vector load
+/// `R` output rows, a lane `P` neighbouring words. A lane first
+/// issues the loads of all `R + K − 1` row positions of its words (one vector load
 /// per row: the warp reads `128 · P` contiguous bytes), then filters each row across —
 /// the pixels beside its words from the adjacent lanes by `shfl.sync` — and each output row down,
 /// and stores its packed outputs with one vector store per row. Registers only; pixels stay
@@ -1348,9 +1351,12 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize>(x: *const u8, y: *mut F::Out, a: &Args<u8>) {
-    const R: usize = WORD_TILE_ROWS as usize;
-    const { assert!(K % 2 == 1 && K <= 5 && (P == 1 || P == 2 || P == 4)) };
+pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
+    x: *const u8,
+    y: *mut F::Out,
+    a: &Args<u8>,
+) {
+    const { assert!(K % 2 == 1 && K <= 5 && (P == 1 || P == 2 || P == 4) && R <= WORD_TILE_MAX_ROWS as usize) };
     let cols = word_tile_cols(P as u32);
     let Some((p, r0, c_warp)) = warp_tile_origin(a, cols, R as u32) else {
         return; // a warp past the last tile (warp-uniform)
@@ -1361,9 +1367,9 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize>(x: *co
     // SAFETY: forwarded; `inside` is what the interior path requires.
     unsafe {
         if inside {
-            word_tile_interior::<F, K, P>(x, y, a, p, r0, c_warp);
+            word_tile_interior::<F, K, P, R>(x, y, a, p, r0, c_warp);
         } else {
-            word_tile_edges::<F, K, P>(x, y, a, p, r0, c_warp);
+            word_tile_edges::<F, K, P, R>(x, y, a, p, r0, c_warp);
         }
     }
 }
@@ -1386,10 +1392,7 @@ fn across_words<F: WordFilter<K>, const K: usize, const P: usize>(
 /// Output row `i`'s packed outputs of a thread's `P` words (`P · OUT_WORDS` words) from the
 /// rows' horizontal results.
 #[inline(always)]
-fn down_words<F: WordFilter<K>, const K: usize, const P: usize>(
-    mid: &[[F::Mid; P]; WORD_TILE_ROWS as usize + 4],
-    i: usize,
-) -> [u32; 8] {
+fn down_words<F: WordFilter<K>, const K: usize, const P: usize>(mid: &[[F::Mid; P]; ROWS_CAP], i: usize) -> [u32; 8] {
     let mut out = [0u32; 8];
     crate::unroll!(P, |q| {
         let o = F::down(core::array::from_fn(|k| mid[i + k][q]));
@@ -1414,7 +1417,7 @@ fn down_words<F: WordFilter<K>, const K: usize, const P: usize>(
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize>(
+unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
     x: *const u8,
     y: *mut F::Out,
     a: &Args<u8>,
@@ -1422,7 +1425,6 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize>(
     r0: i32,
     c_warp: i32,
 ) {
-    const R: usize = WORD_TILE_ROWS as usize;
     let positions = R + K - 1;
     let top = r0 - (K / 2) as i32;
     let lane = lane_idx();
@@ -1439,9 +1441,9 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize>(
     };
     // SAFETY: top is a row of the plane (the caller's promise).
     let first = unsafe { plane.base.add(top as usize * w) };
-    let mut own = [[0u32; P]; R + 4];
-    let mut side = [0u32; R + 4];
-    crate::unroll!(R + 4, |j| {
+    let mut own = [[0u32; P]; ROWS_CAP];
+    let mut side = [0u32; ROWS_CAP];
+    crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
             // SAFETY: row top + j lies in the plane; the words lie in it, aligned.
             unsafe {
@@ -1454,7 +1456,7 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize>(
     // The plane's border columns, in one cold block per edge (not between the rows' hot code,
     // where it would spread the loop over the instruction cache).
     if left_edge && lane == 0 {
-        crate::unroll!(R + 4, |j| {
+        crate::unroll!(ROWS_CAP, |j| {
             if j < positions {
                 // SAFETY: row top + j of the plane; border-mapped columns.
                 side[j] = unsafe { border_before(&plane, Some(first.add(j * w))) };
@@ -1462,15 +1464,15 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize>(
         });
     }
     if right_edge && lane == 31 {
-        crate::unroll!(R + 4, |j| {
+        crate::unroll!(ROWS_CAP, |j| {
             if j < positions {
                 // SAFETY: as above.
                 side[j] = unsafe { border_after(&plane, Some(first.add(j * w)), c0 + 4 * P as i32) };
             }
         });
     }
-    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); R + 4];
-    crate::unroll!(R + 4, |j| {
+    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
+    crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
             let up = shfl_up_u32(own[j][P - 1], 1);
             let down = shfl_down_u32(own[j][0], 1);
@@ -1511,7 +1513,7 @@ unsafe fn border_after(plane: &Plane<u8>, row: Option<*const u8>, c: i32) -> u32
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize>(
+unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
     x: *const u8,
     y: *mut F::Out,
     a: &Args<u8>,
@@ -1519,7 +1521,6 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize>(
     r0: i32,
     c_warp: i32,
 ) {
-    const R: usize = WORD_TILE_ROWS as usize;
     let positions = R + K - 1;
     let top = r0 - (K / 2) as i32;
     let lane = lane_idx();
@@ -1532,9 +1533,9 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize>(
     let has = |q: usize| col(q) < w;
     let whole = |q: usize| words && col(q) + 4 <= w;
     let end = col(P);
-    let mut own = [[0u32; P]; R + 4];
-    let mut beside = [0u32; R + 4];
-    crate::unroll!(R + 4, |j| {
+    let mut own = [[0u32; P]; ROWS_CAP];
+    let mut beside = [0u32; ROWS_CAP];
+    crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
             let row = plane.row(top + j as i32);
             // SAFETY: whole words lie in the row; the others are gathered with border mapping.
@@ -1552,8 +1553,8 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize>(
             }
         }
     });
-    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); R + 4];
-    crate::unroll!(R + 4, |j| {
+    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
+    crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
             let up = shfl_up_u32(own[j][P - 1], 1);
             let down = shfl_down_u32(own[j][0], 1);
@@ -1752,8 +1753,8 @@ pub mod fixed3 {
 }
 
 macro_rules! word_tile_entries {
-    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal;)*) => {$(
-        entry!($crate::word_tile_kernel_name!($inst), $inst, u8, $o, word_tile::<$f, $k, $p>);
+    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal, $r:literal;)*) => {$(
+        entry!($crate::word_tile_kernel_name!($inst), $inst, u8, $o, word_tile::<$f, $k, $p, $r>);
     )*};
 }
 

@@ -249,10 +249,10 @@ macro_rules! for_each_fixed3_instance {
     };
 }
 
-/// Output rows per thread of the word-tile kernels. A thread issues the loads of all
-/// `WORD_TILE_ROWS + K − 1` row positions of its word before it filters any row, so that many
-/// independent loads are in flight per thread.
-pub const WORD_TILE_ROWS: u32 = 8;
+/// Most output rows per thread of a word-tile kernel. A thread issues the loads of all
+/// `rows + K − 1` row positions of its words before it filters any row, so that many independent
+/// loads are in flight per thread.
+pub const WORD_TILE_MAX_ROWS: u32 = 8;
 /// Columns of one warp's word tile when each lane owns `words` 4-byte words of u8 pixels (1, 2
 /// or 4: one 4-, 8- or 16-byte load per row): 32 lanes × `words` × 4 pixels.
 pub const fn word_tile_cols(words: u32) -> u32 {
@@ -260,20 +260,21 @@ pub const fn word_tile_cols(words: u32) -> u32 {
 }
 
 /// The word-tile kernels (u8 images, four pixels packed in each word): `name => filter, K,
-/// output, words per lane`. Words per lane from the H100 measurements (docs/PERFORMANCE.md):
-/// two for the 3 × 3 extrema (fewer per-row instructions per pixel), one for the others (their
-/// registers at two words halve the occupancy, and they lose more than they gain).
+/// output, words per lane, output rows per lane`. Both from the H100 measurements
+/// (docs/PERFORMANCE.md): one word (two words cost 96–134 registers and lost, e.g. 3 × 3
+/// dilation 80.3 against 76.2 µs); 8 rows for the extrema, 4 for the linear filters (Gaussian
+/// 75.6 against 77.8 µs, 3 × 3 dilation 80.5 against 76.2 µs).
 #[macro_export]
 macro_rules! for_each_word_tile_instance {
     ($m:ident) => {
         $m! {
-            max3 => Max<u8>, 3, u8, 1;
-            max5 => Max<u8>, 5, u8, 1;
-            min3 => Min<u8>, 3, u8, 1;
-            min5 => Min<u8>, 5, u8, 1;
-            gauss => Gauss121<u8, u8>, 3, u8, 1;
-            sobel0 => Sobel0<u8, i16>, 3, i16, 1;
-            sobel1 => Sobel1<u8, i16>, 3, i16, 1;
+            max3 => Max<u8>, 3, u8, 1, 8;
+            max5 => Max<u8>, 5, u8, 1, 8;
+            min3 => Min<u8>, 3, u8, 1, 8;
+            min5 => Min<u8>, 5, u8, 1, 8;
+            gauss => Gauss121<u8, u8>, 3, u8, 1, 4;
+            sobel0 => Sobel0<u8, i16>, 3, i16, 1, 4;
+            sobel1 => Sobel1<u8, i16>, 3, i16, 1, 4;
         }
     };
 }
