@@ -78,9 +78,10 @@ pub enum MorphVariant {
     RowVector,
     /// u8 images, 3 × 3 and 5 × 5 only: each thread owns one 4-byte word (4 pixels) of 8 output
     /// rows and issues the loads of all its `8 + k − 1` rows before filtering any (that many
-    /// independent loads in flight per thread at 64–86 registers), the neighbouring pixels from
+    /// independent loads in flight per thread at 67–89 registers), the neighbouring pixels from
     /// the adjacent lanes by warp shuffles, no border logic outside the plane's edge lanes and
-    /// rows. Other element types or windows: [`Error::Unsupported`].
+    /// rows. Bottleneck: latency (each warp loads, waits, computes, stores). Other element types
+    /// or windows: [`Error::Unsupported`].
     WordTile,
     /// u8: `WordTile` for 3 × 3 and 5 × 5; other types: `RowVector` for 3 × 3 and 5 × 5;
     /// `VanHerk` otherwise (`Separable` where the van Herk tiles do not fit shared memory).
@@ -131,9 +132,9 @@ pub enum Filter2dVariant {
     /// The fixed 3 × 3 filters (Gaussian, Sobel) separably in registers, 16 bytes of a row per
     /// thread (see [`MorphVariant::RowVector`]). [`Gpu::correlate2d`]: [`Error::Unsupported`].
     RowVector,
-    /// The fixed 3 × 3 filters of u8 images on packed words (see [`MorphVariant::WordTile`]):
-    /// the Gaussian and Sobel add two pixels per 32-bit instruction, in 16-bit lanes. Other
-    /// element types and [`Gpu::correlate2d`]: [`Error::Unsupported`].
+    /// The fixed 3 × 3 filters of u8 images on packed words (see [`MorphVariant::WordTile`], with
+    /// 4 output rows per thread): the Gaussian and Sobel add two pixels per 32-bit instruction,
+    /// in 16-bit lanes. Other element types and [`Gpu::correlate2d`]: [`Error::Unsupported`].
     WordTile,
     /// The fixed filters: `WordTile` for u8, `RowVector` for the other types; `SharedTile` for
     /// [`Gpu::correlate2d`] (falling back to `MultiPixel` past the shared tile's 48 KiB).
