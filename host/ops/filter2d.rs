@@ -567,23 +567,24 @@ fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<
         strip /= 2;
     }
     let tiles = (columns * s.h.div_ceil(strip) * s.planes) as u64;
-    let grid = blocks(tiles.div_ceil(warps_per_block as u64), "row-vector")?;
     let vector_rows = s.w.is_multiple_of(lanes) as u32;
-    Ok((cfg(grid, ROW_VECTOR_THREADS, 0), strip as u32, vector_rows))
+    Ok((warp_tile_grid(tiles, "row-vector")?, strip as u32, vector_rows))
 }
 
-/// The word-tile launch of kernel `inst`: one warp per `word_tile_cols(words) × rows` tile, 4 warps per block; word loads when the width is a whole number of words (`enqueue`
-/// also checks the buffers' alignment).
-fn word_tile_launch(s: Filter2dShape, inst: WordTile) -> Result<(LaunchConfig, u32)> {
-    let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
-    let rows = WordTile::ROWS[inst as usize] as usize;
-    let tiles = (s.w.div_ceil(cols) * s.h.div_ceil(rows) * s.planes) as u64;
+/// The launch of a kernel whose tiles are warps (`warp_tile_origin`): `tiles` warps in blocks of
+/// `ROW_VECTOR_THREADS`.
+fn warp_tile_grid(tiles: u64, what: &'static str) -> Result<LaunchConfig> {
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as u64;
-    let grid = blocks(tiles.div_ceil(warps_per_block), "word-tile")?;
-    Ok((cfg(grid, ROW_VECTOR_THREADS, 0), s.w.is_multiple_of(4) as u32))
+    Ok(cfg(
+        blocks(tiles.div_ceil(warps_per_block), what)?,
+        ROW_VECTOR_THREADS,
+        0,
+    ))
 }
 
-/// The one stage of a word-tile plan.
+/// The one stage of a word-tile plan of kernel `inst`: one warp per `word_tile_cols(words) ×
+/// rows` tile; word loads when the width is a whole number of words (`enqueue` also checks the
+/// buffers' alignment). `Unsupported` for element types other than u8.
 fn word_tile_stage<T: Filter2dElement>(
     gpu: &Gpu,
     inst: WordTile,
@@ -591,32 +592,28 @@ fn word_tile_stage<T: Filter2dElement>(
     k: usize,
     border: Border,
 ) -> Result<Stage<T>> {
-    let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
-    let (c, vector_rows) = word_tile_launch(s, inst)?;
-    let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
-    a.vector_rows = vector_rows;
-    Ok(Stage {
-        func: func.clone(),
-        cfg: c,
-        args: a,
-        from: Buf::Input,
-        to: Buf::Output,
-    })
-}
-
-/// `Unsupported` for a word-tile request of an element type other than u8.
-fn word_tile_type<T: Filter2dElement>() -> Result<()> {
-    if T::WORD_TILE {
-        Ok(())
-    } else {
-        Err(Error::Unsupported {
+    if !T::WORD_TILE {
+        return Err(Error::Unsupported {
             variant: "word-tile",
             reason: format!(
                 "packs u8 pixels four to a word; {} images take row-vector",
                 std::any::type_name::<T>()
             ),
-        })
+        });
     }
+    let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
+    let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
+    let rows = WordTile::ROWS[inst as usize] as usize;
+    let tiles = (s.w.div_ceil(cols) * s.h.div_ceil(rows) * s.planes) as u64;
+    let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
+    a.vector_rows = s.w.is_multiple_of(4) as u32;
+    Ok(Stage {
+        func: func.clone(),
+        cfg: warp_tile_grid(tiles, "word-tile")?,
+        args: a,
+        from: Buf::Input,
+        to: Buf::Output,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -874,7 +871,6 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 }]
             }
             MorphVariant::WordTile => {
-                word_tile_type::<T>()?;
                 let inst = match (ext, kh, kw) {
                     (Extremum::Max, 3, 3) => WordTile::max3,
                     (Extremum::Max, 5, 5) => WordTile::max5,
@@ -1164,7 +1160,6 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
         v => v,
     };
     if v == Filter2dVariant::WordTile {
-        word_tile_type::<I>()?;
         let stage = word_tile_stage::<I>(gpu, words, s, 3, border)?;
         return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
     }

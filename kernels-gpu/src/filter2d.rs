@@ -1405,6 +1405,50 @@ fn down_words<F: WordFilter<K>, const K: usize, const P: usize>(mid: &[[F::Mid; 
     out
 }
 
+/// A lane's place in its warp's word tile: the row positions it reads (`R + K − 1`, from `top`),
+/// its lane and the column of its first word.
+struct WordLane {
+    positions: usize,
+    top: i32,
+    lane: u32,
+    c0: i32,
+}
+
+impl WordLane {
+    #[inline(always)]
+    fn new<const K: usize, const P: usize, const R: usize>(r0: i32, c_warp: i32) -> WordLane {
+        let lane = lane_idx();
+        WordLane {
+            positions: R + K - 1,
+            top: r0 - (K / 2) as i32,
+            lane,
+            c0: c_warp + (4 * P) as i32 * lane as i32,
+        }
+    }
+}
+
+/// Every row position's horizontal results of a lane's words. The words beside them come from
+/// the neighbouring lanes by `shfl.sync` (every lane of the warp calls this); `ends(j, up,
+/// down)` turns row `j`'s shuffled words into the row's `(left word, the lane's words, right
+/// word)` — where the path's edge lanes put their own loads and border words.
+#[inline(always)]
+fn across_rows<F: WordFilter<K>, const K: usize, const P: usize>(
+    own: &[[u32; P]; ROWS_CAP],
+    positions: usize,
+    mut ends: impl FnMut(usize, u32, u32) -> (u32, [u32; P], u32),
+) -> [[F::Mid; P]; ROWS_CAP] {
+    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
+    crate::unroll!(ROWS_CAP, |j| {
+        if j < positions {
+            let up = shfl_up_u32(own[j][P - 1], 1);
+            let down = shfl_down_u32(own[j][0], 1);
+            let (left, words, right) = ends(j, up, down);
+            mid[j] = across_words::<F, K, P>(left, &words, right);
+        }
+    });
+    mid
+}
+
 /// The interior path of [`word_tile`]: straight-line loads from one row pointer advanced by
 /// the width, no row mapping and no per-lane bounds. Every lane loads one more word per row —
 /// lane 0 the word left of the warp, lane 31 the word right of it, the other lanes their own
@@ -1425,10 +1469,12 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     r0: i32,
     c_warp: i32,
 ) {
-    let positions = R + K - 1;
-    let top = r0 - (K / 2) as i32;
-    let lane = lane_idx();
-    let c0 = c_warp + (4 * P) as i32 * lane as i32;
+    let WordLane {
+        positions,
+        top,
+        lane,
+        c0,
+    } = WordLane::new::<K, P, R>(r0, c_warp);
     let w = a.w as usize;
     let plane = Plane::of(x, p, a);
     let (left_edge, right_edge) = (c_warp == 0, c_warp + word_tile_cols(P as u32) as i32 >= a.w as i32);
@@ -1471,15 +1517,10 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
             }
         });
     }
-    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
-    crate::unroll!(ROWS_CAP, |j| {
-        if j < positions {
-            let up = shfl_up_u32(own[j][P - 1], 1);
-            let down = shfl_down_u32(own[j][0], 1);
-            let left = if lane == 0 { side[j] } else { up };
-            let right = if lane == 31 { side[j] } else { down };
-            mid[j] = across_words::<F, K, P>(left, &own[j], right);
-        }
+    let mid = across_rows::<F, K, P>(&own, positions, |j, up, down| {
+        let left = if lane == 0 { side[j] } else { up };
+        let right = if lane == 31 { side[j] } else { down };
+        (left, own[j], right)
     });
     // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
     // input's shape and alignment).
@@ -1521,10 +1562,12 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize, cons
     r0: i32,
     c_warp: i32,
 ) {
-    let positions = R + K - 1;
-    let top = r0 - (K / 2) as i32;
-    let lane = lane_idx();
-    let c0 = c_warp + (4 * P) as i32 * lane as i32;
+    let WordLane {
+        positions,
+        top,
+        lane,
+        c0,
+    } = WordLane::new::<K, P, R>(r0, c_warp);
     let plane = Plane::of(x, p, a);
     let w = a.w as i32;
     let words = a.vector_rows != 0;
@@ -1553,38 +1596,33 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize, cons
             }
         }
     });
-    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
-    crate::unroll!(ROWS_CAP, |j| {
-        if j < positions {
-            let up = shfl_up_u32(own[j][P - 1], 1);
-            let down = shfl_down_u32(own[j][0], 1);
-            let row = || plane.row(top + j as i32);
-            let left = if c0 == 0 {
-                // SAFETY: a plane.row row.
-                unsafe { border_before(&plane, row()) }
-            } else if lane == 0 {
-                beside[j]
-            } else {
-                up
-            };
-            let right = if end >= w {
+    let mid = across_rows::<F, K, P>(&own, positions, |j, up, down| {
+        let row = || plane.row(top + j as i32);
+        let left = if c0 == 0 {
+            // SAFETY: a plane.row row.
+            unsafe { border_before(&plane, row()) }
+        } else if lane == 0 {
+            beside[j]
+        } else {
+            up
+        };
+        let right = if end >= w {
+            // SAFETY: as above.
+            unsafe { border_after(&plane, row(), end) }
+        } else if lane == 31 {
+            beside[j]
+        } else {
+            down
+        };
+        // Words past a partial word see the border after it.
+        let mut words = own[j];
+        crate::unroll!(P, |q| {
+            if q > 0 && !has(q) && has(q - 1) {
                 // SAFETY: as above.
-                unsafe { border_after(&plane, row(), end) }
-            } else if lane == 31 {
-                beside[j]
-            } else {
-                down
-            };
-            // Words past a partial word see the border after it.
-            let mut words_j = own[j];
-            crate::unroll!(P, |q| {
-                if q > 0 && !has(q) && has(q - 1) {
-                    // SAFETY: as above.
-                    words_j[q] = unsafe { border_after(&plane, row(), col(q)) };
-                }
-            });
-            mid[j] = across_words::<F, K, P>(left, &words_j, right);
-        }
+                words[q] = unsafe { border_after(&plane, row(), col(q)) };
+            }
+        });
+        (left, words, right)
     });
     crate::unroll!(R, |i| {
         let r = r0 + i as i32;
