@@ -78,7 +78,7 @@ pub enum MorphVariant {
     RowVector,
     /// u8 images, 3 × 3 and 5 × 5 only: each thread owns one 4-byte word (4 pixels) of 8 output
     /// rows and issues the loads of all its `8 + k − 1` rows before filtering any (that many
-    /// independent loads in flight per thread at 67–89 registers), the neighbouring pixels from
+    /// independent loads in flight per thread at 72–89 registers), the neighbouring pixels from
     /// the adjacent lanes by warp shuffles, no border logic outside the plane's edge lanes and
     /// rows. Bottleneck: latency (each warp loads, waits, computes, stores). Other element types
     /// or windows: [`Error::Unsupported`].
