@@ -2,6 +2,8 @@
 //! and erode over windows {1×1, 3×3, 5×5, 7×7, 1×9, 9×1, 2×4, 31×31, 60×90} × shapes {1×1, 1×37,
 //! 41×1, 37×53, 8192×3, 3×4160, a 2×3×19×70 batch, 67×160} × every border, layouts rotating
 //! through contiguous, transposed view and device array, values bit for bit (NaNs in f32 inputs);
+//! van Herk and Auto on long windows (up to 97 rows, 300 columns) over images several warps wide
+//! and several strips tall;
 //! the linear rungs (Gaussian 3×3, Sobel, correlate2d) and the separable Gaussian against the
 //! oracle; gradient, opening, closing and the Sobel magnitude; scipy.ndimage's own outputs on
 //! the GPU; errors and empty images. Every output the ops allocate is poisoned first.
@@ -125,12 +127,51 @@ fn same<T: Pixel2d + PartialEq>(a: T, b: T) -> bool {
     a == b || (a.is_nan() && b.is_nan())
 }
 
+/// Long windows on images wide and tall enough for several warps of the van Herk passes per row
+/// and several strips per column (the oracle is the separable composition, exact for max/min
+/// under every border mode: the border extends each axis independently).
+const LONG_SHAPES: [&[usize]; 3] = [&[300, 1000], &[2, 130, 517], &[97, 2053]];
+const LONG_WINDOWS: [(usize, usize); 6] = [(31, 31), (17, 64), (96, 7), (97, 3), (6, 129), (3, 300)];
+
 fn morph_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<(), Failed> {
+    morph_cases::<T>(gpu, variant, dilate, &SHAPES, &WINDOWS, false)
+}
+
+fn long_window_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<(), Failed> {
+    morph_cases::<T>(gpu, variant, dilate, &LONG_SHAPES, &LONG_WINDOWS, true)
+}
+
+/// The CPU oracle of a dilation or erosion: the 2D definition, or (`separable`) a column pass
+/// then a row pass of it.
+fn morph_oracle<T: El>(
+    xs: &[T],
+    (h, w): (usize, usize),
+    win: (usize, usize),
+    border: Border,
+    dilate: bool,
+    separable: bool,
+) -> Vec<T> {
+    let f = if dilate { cpu::dilate::<T> } else { cpu::erode::<T> };
+    if separable {
+        f(&f(xs, h, w, (win.0, 1), border), h, w, (1, win.1), border)
+    } else {
+        f(xs, h, w, win, border)
+    }
+}
+
+fn morph_cases<T: El>(
+    gpu: &Gpu,
+    variant: MorphVariant,
+    dilate: bool,
+    shapes: &[&[usize]],
+    windows: &[(usize, usize)],
+    separable: bool,
+) -> Result<(), Failed> {
     let mut cases = 0;
-    for (si, shape) in SHAPES.iter().enumerate() {
-        for (wi, &win) in WINDOWS.iter().enumerate() {
+    for (si, shape) in shapes.iter().enumerate() {
+        for (wi, &win) in windows.iter().enumerate() {
             let n: usize = shape.iter().product();
-            if n * win.0 * win.1 > 6_000_000 {
+            if !separable && n * win.0 * win.1 > 6_000_000 {
                 continue;
             }
             let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
@@ -159,11 +200,7 @@ fn morph_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<
                     (Ok(g), false) => g,
                 };
                 let xs = x.as_slice().expect("contiguous");
-                let want = if dilate {
-                    cpu::dilate(xs, h, w, win, border)
-                } else {
-                    cpu::erode(xs, h, w, win, border)
-                };
+                let want = morph_oracle(xs, (h, w), win, border, dilate, separable);
                 if got.shape() != x.shape() {
                     return Err(format!("shape {:?} for {shape:?}", got.shape()).into());
                 }
@@ -590,6 +627,21 @@ pub fn trials() -> Vec<Trial> {
             }));
             t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_f32", v.name()), move |g| {
                 morph_trial::<f32>(g, v, dilate)
+            }));
+        }
+    }
+    for v in [MorphVariant::VanHerk, MorphVariant::Auto] {
+        for dilate in [true, false] {
+            let op = if dilate { "dilate" } else { "erode" };
+            let n = v.name();
+            t.push(gpu_trial(format!("gpu_filter2d::long_{op}_{n}_u8"), move |g| {
+                long_window_trial::<u8>(g, v, dilate)
+            }));
+            t.push(gpu_trial(format!("gpu_filter2d::long_{op}_{n}_u16"), move |g| {
+                long_window_trial::<u16>(g, v, dilate)
+            }));
+            t.push(gpu_trial(format!("gpu_filter2d::long_{op}_{n}_f32"), move |g| {
+                long_window_trial::<f32>(g, v, dilate)
             }));
         }
     }

@@ -68,9 +68,15 @@ pub enum MorphVariant {
     /// A column pass then a row pass through a scratch image, `h` then `w` loads per output
     /// (a rectangle's max is separable). Bottleneck: O(h + w) per output and the scratch round trip.
     Separable,
-    /// The separable passes in O(1) per output (van Herk/Gil-Werman: prefix and suffix maxima of
-    /// blocks of `k` samples in shared memory, about three comparisons per output per axis
-    /// whatever `k`). Axes of length 1 are skipped.
+    /// The separable passes for long windows. Columns: van Herk/Gil-Werman in O(1) per output
+    /// (three comparisons per pixel whatever `k`), each lane streaming one 4-byte word down a
+    /// strip of rows with its block's suffix maxima in a shared-memory stack, bytes compared
+    /// four at a time in a register (windows up to `VAN_HERK_WORDS_MAX` = 96 rows). Rows: a
+    /// doubling in registers and warp shuffles (`log2 k + 1` comparisons per pixel), 16 bytes
+    /// per lane (windows up to 16 vectors' elements: 256 u8, 128 u16, 64 f32 columns). Longer
+    /// windows take tiled van Herk passes (prefix and suffix scans in shared memory). Axes of
+    /// length 1 are skipped. Bottleneck (31 × 31 u8): latency in both passes at 19–39%
+    /// occupancy, plus the scratch image's round trip.
     VanHerk,
     /// 3 × 3 and 5 × 5 only: 16 bytes of a row per thread (one vector load per row, the halo from
     /// the neighbouring lanes by warp shuffles), the window separably in registers while the thread
@@ -183,6 +189,8 @@ enum MorphKernel {
     RowVector3,
     RowVector5,
     Difference,
+    VanHerkColWords,
+    DoublingRows,
 }
 
 macro_rules! instance_enum {
@@ -207,7 +215,7 @@ macro_rules! instance_enum {
 
 macro_rules! morph_table {
     ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {
-        instance_enum!(MorphInstance, morph_kernel_names, 11, "A morphology kernel instance."; $($inst)*);
+        instance_enum!(MorphInstance, morph_kernel_names, 13, "A morphology kernel instance."; $($inst)*);
     };
 }
 crate::for_each_morph_instance!(morph_table);
@@ -271,7 +279,7 @@ unsafe impl<T: DeviceRepr> DeviceRepr for Filter2dArgs<T> {}
 
 /// The 2D filter family's state on one `Gpu`.
 pub(crate) struct Filter2dKernels {
-    morph: Vec<[CudaFunction; 11]>,
+    morph: Vec<[CudaFunction; 13]>,
     linear: Vec<[CudaFunction; 3]>,
     passes: Vec<[CudaFunction; 2]>,
     fixed3: Vec<CudaFunction>,
@@ -569,6 +577,30 @@ fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<
     let tiles = (columns * s.h.div_ceil(strip) * s.planes) as u64;
     let vector_rows = s.w.is_multiple_of(lanes) as u32;
     Ok((warp_tile_grid(tiles, "row-vector")?, strip as u32, vector_rows))
+}
+
+/// The word-stream van Herk column pass for a window of `k` rows: one warp per 128 bytes of
+/// columns and a strip of rows, the strip about four van Herk blocks long (each strip loads
+/// `k − 1` rows of halo) and shortened while the grid would leave SMs idle. Returns the pass's
+/// `(kernel, launch, strip, vector_rows)`.
+fn van_herk_col_words_pass(
+    gpu: &Gpu,
+    s: Filter2dShape,
+    k: usize,
+    size: usize,
+) -> Result<(MorphKernel, LaunchConfig, u32, u32)> {
+    let per = 4 / size;
+    let columns = s.w.div_ceil(32 * per);
+    let target = 3 * gpu.props().sm_count as usize * WORD_PASS_WARPS as usize;
+    let mut strip = (4 * k).clamp(32, 512);
+    while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
+        strip /= 2;
+    }
+    let tiles = (columns * s.h.div_ceil(strip) * s.planes) as u64;
+    let mut c = warp_tile_grid(tiles, "van-herk")?;
+    c.shared_mem_bytes = van_herk_words_smem(k as u32) as u32;
+    let vector = s.w.is_multiple_of(per) as u32;
+    Ok((MorphKernel::VanHerkColWords, c, strip as u32, vector))
 }
 
 /// The launch of a kernel whose tiles are warps (`warp_tile_origin`): `tiles` warps in blocks of
@@ -887,9 +919,11 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;
-                let mut passes: Vec<(MorphKernel, LaunchConfig, u32)> = Vec::new();
+                let mut passes: Vec<(MorphKernel, LaunchConfig, u32, u32)> = Vec::new();
                 if kh > 1 || kw == 1 {
-                    passes.push(if vh && kh > 1 {
+                    passes.push(if vh && kh as u32 <= VAN_HERK_WORDS_MAX {
+                        van_herk_col_words_pass(gpu, s, kh, size as usize)?
+                    } else if vh && kh > 1 {
                         let rows =
                             van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
                                 window: kh,
@@ -899,17 +933,27 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let rows = rows.min((s.h as u32).div_ceil(8) * 8);
                         let smem = 2 * (rows + kh as u32 - 1) as u64 * VAN_HERK_COLS as u64 * size as u64;
                         let grid = tiles(s, VAN_HERK_COLS as usize, rows as usize, v.name())?;
-                        (MorphKernel::VanHerkCols, cfg(grid, BLOCK_THREADS, smem), rows)
+                        (MorphKernel::VanHerkCols, cfg(grid, BLOCK_THREADS, smem), rows, 0)
                     } else {
                         (
                             MorphKernel::PassCols,
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
                             0,
+                            0,
                         )
                     });
                 }
                 if kw > 1 {
-                    passes.push(if vh {
+                    let lanes = 16 / size;
+                    let doubling = doubling_row_outputs(kw as u32, anchor.1 as u32, lanes);
+                    passes.push(if let (true, Some(outs)) = (vh, doubling) {
+                        let tiles =
+                            (s.w.div_ceil(outs as usize) * s.h.div_ceil(DOUBLING_ROWS as usize) * s.planes) as u64;
+                        let mut c = warp_tile_grid(tiles, v.name())?;
+                        c.shared_mem_bytes = doubling_smem(lanes) as u32;
+                        let vector = s.w.is_multiple_of(lanes as usize) as u32;
+                        (MorphKernel::DoublingRows, c, outs, vector)
+                    } else if vh {
                         let tile =
                             van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
                                 window: kw,
@@ -919,11 +963,12 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let tile = tile.min((s.w as u32).div_ceil(BLOCK_THREADS) * BLOCK_THREADS);
                         let smem = 2 * (tile + kw as u32 - 1) as u64 * size as u64;
                         let grid = blocks((s.w.div_ceil(tile as usize) * s.h * s.planes) as u64, v.name())?;
-                        (MorphKernel::VanHerkRows, cfg(grid, BLOCK_THREADS, smem), tile)
+                        (MorphKernel::VanHerkRows, cfg(grid, BLOCK_THREADS, smem), tile, 0)
                     } else {
                         (
                             MorphKernel::PassRows,
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
+                            0,
                             0,
                         )
                     });
@@ -932,9 +977,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 passes
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (k, c, strip))| {
+                    .map(|(i, (k, c, strip, vector_rows))| {
                         let mut a = base;
                         a.strip = strip;
+                        a.vector_rows = vector_rows;
                         Stage {
                             func: f(k),
                             cfg: c,

@@ -18,7 +18,10 @@
 //! - `pass_cols` / `pass_rows`: separable 1D passes through a scratch image, columns then rows
 //!   (scipy's axis order); `van_herk_cols` / `van_herk_rows`: the same passes in O(1) per output
 //!   for max/min (van Herk/Gil-Werman: per block of `k` samples a prefix and a suffix scan in
-//!   shared memory, each window the max of one suffix and one prefix).
+//!   shared memory, each window the max of one suffix and one prefix); `van_herk_col_words` /
+//!   `doubling_rows` ([`words`]): the `VanHerk` rung's fast passes on 4-byte words (a column van
+//!   Herk streamed per lane with packed SIMD-within-a-register extrema, a row doubling in
+//!   registers and shuffles).
 //! - `row_vector`: 16 bytes of a row per thread (one `ld.global.nc.v4` per row), the
 //!   neighbours' halo samples from the adjacent lanes by `shfl.sync`, the filter applied
 //!   separably in registers (a horizontal 1D filter per row, a ring of the last `K` rows' results
@@ -30,6 +33,9 @@ use core::marker::PhantomData;
 use crate::abi::border::{BorderMode, border_index_i32};
 use crate::abi::filter2d::*;
 use crate::device::*;
+
+pub mod words;
+pub use words::{LaneExtremum, doubling_rows, van_herk_col_words};
 
 type Args<T> = Filter2dArgs<T>;
 
@@ -1279,18 +1285,21 @@ impl WordFilter<3> for Sobel1<u8, i16> {
     }
 }
 
-/// The word of `row` (a `plane.row` result) at columns `[c, c + 4)`: one 4-byte load when
-/// `aligned` (the word lies in the row, 4-byte aligned), else four border-mapped samples.
+/// The 4-byte word of `row` (a `plane.row` result) whose first element is at column `c`
+/// (`4 / T::SIZE` elements): one load when `aligned` (the word lies in the row, 4-byte
+/// aligned), else its elements border-mapped one by one.
 #[inline(always)]
-unsafe fn word_at(plane: &Plane<u8>, row: Option<*const u8>, c: i32, aligned: bool) -> u32 {
+pub(crate) unsafe fn word_at<T: Pixel>(plane: &Plane<T>, row: Option<*const T>, c: i32, aligned: bool) -> u32 {
     match row {
         // SAFETY: the caller's `aligned` promises the word lies in the row.
         Some(q) if aligned => crate::load_nc!(unsafe { q.add(c as usize) } as *const u32, u32),
         _ => {
             let mut w = 0u32;
             crate::unroll!(4, |i| {
-                // SAFETY: row from plane.row.
-                w |= (unsafe { plane.at(row, c + i as i32) } as u32) << (8 * i);
+                if i < 4 / T::SIZE {
+                    // SAFETY: row from plane.row.
+                    w |= unsafe { plane.at(row, c + i as i32) }.bits() << (8 * T::SIZE * i);
+                }
             });
             w
         }
@@ -1739,6 +1748,12 @@ macro_rules! morph_entries {
                 unsafe { super::difference::<$t>(a, b, y, n) }
             }
             entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
+            entry!($crate::morph_kernel_name!($inst, "van_herk_col_words"), van_herk_col_words, $t, $t, super::van_herk_col_words::<F>);
+            entry!($crate::morph_kernel_name!($inst, "doubling_rows"), doubling_rows, $t, $t, super::doubling_rows::<F, $lanes>);
+            // Occupancy for latency hiding: at least 7 (column pass) and 5 (row pass) blocks of
+            // 4 warps per SM, so ptxas keeps them within 73 and 102 registers.
+            $crate::launch_bounds!($crate::morph_kernel_name!($inst, "van_herk_col_words"), 128, 7);
+            $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows"), 128, 4);
         }
     )*};
 }

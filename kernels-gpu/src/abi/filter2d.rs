@@ -123,6 +123,47 @@ pub const fn van_herk_col_tile(k: u32, size: u32, smem: u32) -> Option<u32> {
 /// Shared memory the van Herk kernels are sized for (below the 48 KiB every launch may use).
 pub const VAN_HERK_SMEM: u32 = 32 * 1024;
 
+/// Warps per block of the word-stream column pass and the doubling row pass (blocks of
+/// `ROW_VECTOR_THREADS`, one tile per warp).
+pub const WORD_PASS_WARPS: u32 = ROW_VECTOR_THREADS / 32;
+
+/// Dynamic shared memory of the word-stream van Herk column pass for a window of `k` rows: each
+/// lane keeps one 4-byte word per row of a van Herk block (`k` words).
+pub const fn van_herk_words_smem(k: u32) -> u64 {
+    WORD_PASS_WARPS as u64 * 32 * 4 * k as u64
+}
+
+/// Most rows of a window the word-stream column pass takes (its stacks within 48 KiB); longer
+/// windows take the tiled van Herk column pass.
+pub const VAN_HERK_WORDS_MAX: u32 = 48 * 1024 / (WORD_PASS_WARPS * 32 * 4);
+
+/// Output rows per warp of the doubling row pass.
+pub const DOUBLING_ROWS: u32 = 16;
+/// Rows whose loads a doubling-row warp keeps in flight ahead of the row it filters.
+pub const DOUBLING_AHEAD: u32 = 2;
+
+/// Outputs per warp of the doubling row pass for a window of `k` columns anchored at `ax`, with
+/// `n` elements per lane (16 bytes): the warp loads `32 · n` columns from a 16-byte boundary
+/// `ceil(ax / n)` lanes left of its first output, so its last window must end inside them; a
+/// multiple of `n`. `None` when that leaves fewer than half the warp's lanes producing outputs
+/// (the window is too long for the pass: the tiled van Herk row pass takes it).
+pub const fn doubling_row_outputs(k: u32, ax: u32, n: u32) -> Option<u32> {
+    let halo = ax.div_ceil(n) * n;
+    let span = 32 * n;
+    if halo + k - 1 - ax + 16 * n > span {
+        return None;
+    }
+    // Columns from the first window's start to the span's end, less the last window's tail.
+    let avail = span - (halo - ax) - (k - 1);
+    Some(avail - avail % n)
+}
+
+/// Dynamic shared memory of the doubling row pass for `n` elements per lane: a 32-bit slot per
+/// element of each warp (its final, window-length shift goes through shared memory).
+pub const fn doubling_smem(n: u32) -> u64 {
+    WORD_PASS_WARPS as u64 * 32 * n as u64 * 4
+}
+
 /// Symmetry codes of a separable pass's taps (`Filter2dArgs::shift` of the pass launches), as
 /// scipy's `NI_Correlate1D` detects them (odd lengths): they select its summation order.
 pub const TAPS_GENERAL: u32 = 0;
@@ -161,6 +202,8 @@ macro_rules! morph_kernel_names {
             $crate::morph_kernel_name!($inst, "row_vector3"),
             $crate::morph_kernel_name!($inst, "row_vector5"),
             $crate::morph_kernel_name!($inst, "difference"),
+            $crate::morph_kernel_name!($inst, "van_herk_col_words"),
+            $crate::morph_kernel_name!($inst, "doubling_rows"),
         ]
     };
 }

@@ -1,0 +1,568 @@
+//! Max/min of long windows on 4-byte words (the `VanHerk` rung's fast passes): a column pass in
+//! O(1) per output that streams each lane down a strip of rows, and a row pass in O(log k) per
+//! output in registers and warp shuffles. Pixels move between memory and registers as whole
+//! words; the column pass compares them packed, the row pass unpacked ([`LaneExtremum`]).
+
+use super::*;
+
+/// Max or min on pixels held in 32-bit registers: one pixel per register (u8 and u16
+/// zero-extended: one `max.u32`; f32 as its bits, NaN-propagating as
+/// [`MorphValue::max_nan`]), or packed, a 4-byte word of them per register.
+pub trait LaneExtremum: Extremum {
+    fn op_bits(a: u32, b: u32) -> u32;
+    /// `op` on each element of two packed words.
+    fn op_word(a: u32, b: u32) -> u32;
+    /// The identity's bits.
+    #[inline(always)]
+    fn start_bits() -> u32 {
+        Self::START.bits()
+    }
+    /// A word of identities.
+    #[inline(always)]
+    fn start_word() -> u32 {
+        let mut w = 0;
+        crate::unroll!(4, |i| {
+            if i < 4 / Self::T::SIZE {
+                w |= Self::start_bits() << (8 * Self::T::SIZE * i);
+            }
+        });
+        w
+    }
+}
+
+/// SIMD within a register: `0…0` or `1…1` in each `BITS`-bit field of the result as the field
+/// of `a` is below or at least that of `b` (unsigned fields, no carry between them). The low
+/// `BITS − 1` bits compare by one subtraction with the top bit of each field forced in `a` and
+/// cleared in `b` (so no field borrows); the top bits decide by majority(a, ¬b, difference).
+/// Eight instructions for four bytes, where unpacking costs about that per byte.
+#[inline(always)]
+fn at_least<const BITS: u32>(a: u32, b: u32) -> u32 {
+    let top = match BITS {
+        8 => 0x8080_8080u32,
+        _ => 0x8000_8000u32,
+    };
+    let low_diff = (a | top).wrapping_sub(b & !top);
+    let ge = ((a & !b) | ((a | !b) & low_diff)) & top;
+    (ge >> (BITS - 1)).wrapping_mul((1 << BITS) - 1)
+}
+
+macro_rules! lane_extremum {
+    ($($e:ident<$t:ty>: $op:expr, $word:expr;)*) => {$(
+        impl LaneExtremum for $e<$t> {
+            #[inline(always)]
+            fn op_bits(a: u32, b: u32) -> u32 {
+                $op(a, b)
+            }
+            #[inline(always)]
+            fn op_word(a: u32, b: u32) -> u32 {
+                $word(a, b)
+            }
+        }
+    )*};
+}
+lane_extremum! {
+    Max<u8>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<8>(a, b));
+    Min<u8>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<8>(a, b));
+    Max<u16>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<16>(a, b));
+    Min<u16>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<16>(a, b));
+    Max<f32>: f32_max, f32_max;
+    Min<f32>: f32_min, f32_min;
+}
+
+#[inline(always)]
+fn f32_max(a: u32, b: u32) -> u32 {
+    f32::max_nan(f32::from_bits(a), f32::from_bits(b)).to_bits()
+}
+
+#[inline(always)]
+fn f32_min(a: u32, b: u32) -> u32 {
+    f32::min_nan(f32::from_bits(a), f32::from_bits(b)).to_bits()
+}
+
+/// Element `i` of a 4-byte word of `T`s, zero-extended.
+#[inline(always)]
+fn unpack<T: Pixel>(w: u32, i: usize) -> u32 {
+    let v = w >> (8 * T::SIZE * i);
+    if T::SIZE == 4 {
+        v
+    } else {
+        v & ((1 << (8 * T::SIZE)) - 1)
+    }
+}
+
+/// The 4-byte word of `T`s `l[0], l[1], …` (each below `2^(8·SIZE)`): byte permutes.
+#[inline(always)]
+fn pack<T: Pixel>(l: &[u32]) -> u32 {
+    match T::SIZE {
+        1 => byte_perm(byte_perm(l[0], l[1], 0x0040), byte_perm(l[2], l[3], 0x0040), 0x5410),
+        2 => byte_perm(l[0], l[1], 0x5410),
+        _ => l[0],
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Columns: van Herk streamed down a strip
+// ---------------------------------------------------------------------------------------------
+
+/// Loads a word-stream lane has in flight: the rows of a van Herk block are loaded this many at
+/// a time, all issued before any is used.
+const CHUNK: usize = 8;
+
+/// Column pass in O(1) per output (van Herk/Gil-Werman): each lane owns one 4-byte word of a
+/// column and walks down `a.strip` output rows; a warp covers 128 contiguous bytes per row.
+///
+/// Positions `t` of the lane's column (input row `r0 − ay + t`) fall in van Herk blocks of
+/// `k = a.kh`. Output `o = b·k + i` is `suffix_b[i] ⊕ prefix_{b+1}[i − 1]`: the lane keeps block
+/// `b`'s suffix maxima in a stack of `k` words in shared memory (its own column of the warp's
+/// `k × 32` words: conflict-free), and while it streams block `b + 1` forward — the prefix in
+/// registers, each output written as soon as it is known — it overwrites each consumed suffix
+/// with the new raw word; one backward sweep then turns the stack into block `b + 1`'s suffixes.
+/// Each input row is loaded once per strip (plus the first block's `k − 1` rows of halo), each
+/// output is three comparisons per pixel, and no barrier is needed: every lane touches only its
+/// own stack. Shared memory: [`van_herk_words_smem`].
+#[inline(always)]
+pub unsafe fn van_herk_col_words<E: LaneExtremum>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
+    let per = 4 / E::T::SIZE;
+    let Some((p, r0, c0)) = warp_tile_origin(a, 32 * per as u32, a.strip) else {
+        return;
+    };
+    let lane = lane_idx();
+    let c = c0 + (lane as usize * per) as i32;
+    if c >= a.w as i32 {
+        return;
+    }
+    let plane = Plane::of(x, p, a);
+    let whole = a.vector_rows != 0 && c + per as i32 <= a.w as i32;
+    let k = a.kh;
+    let strip = a.strip.min(a.h - r0 as u32);
+    let top = r0 - a.ay as i32;
+    // SAFETY: the launch provides van_herk_words_smem(k): k words per lane of every warp.
+    let stack = unsafe { dynamic_shared::<u32>().add((warp_idx() * k * 32 + lane) as usize) };
+    let out = y.wrapping_add(flat(a, p, r0, c));
+    let lane = LaneColumn {
+        stack,
+        out,
+        c,
+        w: a.w as i32,
+        whole,
+    };
+    // Warps whose rows all lie in the plane stream without any border logic; the strips at the
+    // plane's top and bottom (and lanes of partial words) map each row.
+    if top >= 0 && top + (strip + k - 1) as i32 <= a.h as i32 && whole {
+        let first = plane.base.wrapping_add(top as usize * a.w as usize + c as usize) as *const u32;
+        let words_per_row = a.w as usize * E::T::SIZE / 4;
+        let load = |t: u32| crate::load_nc!(first.wrapping_add(t as usize * words_per_row), u32);
+        // SAFETY: rows top .. top + strip + k − 1 lie in the plane; the word is whole.
+        unsafe { stream_column::<E>(&lane, k, strip, load) }
+    } else {
+        // SAFETY: plane.row gives a row of the plane or None.
+        unsafe {
+            stream_column::<E>(&lane, k, strip, |t| {
+                column_word(&plane, plane.row(top + t as i32), c, whole)
+            })
+        }
+    }
+}
+
+/// A lane of the column pass: its stack column (slot `i` at `stack + 32 i`), its output word
+/// in the strip's first row, and that word's column.
+struct LaneColumn<T> {
+    stack: *mut u32,
+    out: *mut T,
+    c: i32,
+    w: i32,
+    whole: bool,
+}
+
+/// The word at column `c` of `row` (a `plane.row` result): one load when `whole`, else its
+/// elements one by one, columns past the plane's edge clamped (their outputs are not stored).
+///
+/// # Safety
+/// `row` came from `plane.row`; `c < w`.
+#[inline(always)]
+unsafe fn column_word<T: Pixel>(plane: &Plane<T>, row: Option<*const T>, c: i32, whole: bool) -> u32 {
+    let per = 4 / T::SIZE;
+    match row {
+        // SAFETY: forwarded to the caller.
+        Some(q) if whole => crate::load_nc!(unsafe { q.add(c as usize) } as *const u32, u32),
+        Some(q) => {
+            let mut v = 0;
+            crate::unroll!(4, |i| {
+                if i < per {
+                    let j = (c + i as i32).min(plane.w - 1);
+                    // SAFETY: column j of the row.
+                    v |= unsafe { T::load(q.add(j as usize)) }.bits() << (8 * T::SIZE * i);
+                }
+            });
+            v
+        }
+        None => {
+            let mut v = 0;
+            crate::unroll!(4, |i| {
+                if i < per {
+                    v |= plane.cval.bits() << (8 * T::SIZE * i);
+                }
+            });
+            v
+        }
+    }
+}
+
+/// The streaming of [`van_herk_col_words`] for one lane, its words loaded by `load(t)` for
+/// position `t` (row `top + t`).
+///
+/// # Safety
+/// `lane` as set up by the kernel; `load(t)` valid for `t < strip + k − 1`.
+#[inline(always)]
+unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip: u32, load: impl Fn(u32) -> u32) {
+    let slot = |i: u32| lane.stack.wrapping_add(32 * i as usize);
+    let row_stride = lane.w as usize;
+    // SAFETY (of `emit`): output row o < strip of the lane's word.
+    let emit = |o: u32, v: u32| unsafe {
+        store_word::<E::T>(
+            lane.out.wrapping_add(o as usize * row_stride),
+            v,
+            lane.c,
+            lane.w,
+            lane.whole,
+        )
+    };
+
+    // Block 0: raw words, then suffixes.
+    let mut i = 0;
+    while i < k {
+        let mut raw = [0u32; CHUNK];
+        crate::unroll!(CHUNK, |u| {
+            if i + (u as u32) < k {
+                raw[u] = load(i + u as u32);
+            }
+        });
+        crate::unroll!(CHUNK, |u| {
+            if i + (u as u32) < k {
+                // SAFETY: slot below k.
+                unsafe { slot(i + u as u32).write(raw[u]) };
+            }
+        });
+        i += CHUNK as u32;
+    }
+    // SAFETY: the stack holds k words.
+    unsafe { suffixes::<E>(slot(0), k) };
+
+    let mut base = 0;
+    while base < strip {
+        let mut prefix = E::start_word();
+        // Output base + i is suffix_b[i] ⊕ prefix; position base + k + i extends the prefix and
+        // replaces suffix_b[i] when a later output needs it (base + i + 1 < strip).
+        let outputs = k.min(strip - base);
+        let loads = k.min(strip - base - 1);
+        let mut i = 0;
+        // SAFETY (of the slots): i < k.
+        // Full chunks, the next chunk's loads issued before this one is filtered.
+        let mut next = [0u32; CHUNK];
+        if CHUNK as u32 <= loads {
+            crate::unroll!(CHUNK, |u| {
+                next[u] = load(base + k + u as u32);
+            });
+        }
+        while i + CHUNK as u32 <= loads {
+            let raw = next;
+            if i + 2 * CHUNK as u32 <= loads {
+                crate::unroll!(CHUNK, |u| {
+                    next[u] = load(base + k + i + (CHUNK + u) as u32);
+                });
+            }
+            crate::unroll!(CHUNK, |u| {
+                let iu = i + u as u32;
+                unsafe {
+                    emit(base + iu, E::op_word(slot(iu).read(), prefix));
+                    prefix = E::op_word(prefix, raw[u]);
+                    slot(iu).write(raw[u]);
+                }
+            });
+            i += CHUNK as u32;
+        }
+        while i < loads {
+            let raw = load(base + k + i);
+            unsafe {
+                emit(base + i, E::op_word(slot(i).read(), prefix));
+                prefix = E::op_word(prefix, raw);
+                slot(i).write(raw);
+            }
+            i += 1;
+        }
+        while i < outputs {
+            unsafe { emit(base + i, E::op_word(slot(i).read(), prefix)) };
+            i += 1;
+        }
+        base += k;
+        if base < strip {
+            // SAFETY: as above.
+            unsafe { suffixes::<E>(slot(0), k) };
+        }
+    }
+}
+
+/// Turns the `k` raw words of a lane's stack (slot `i` at `stack + 32 i`) into suffix extrema:
+/// slot `i` becomes the extremum of slots `i .. k`.
+///
+/// # Safety
+/// `stack` is this lane's column of `k` words of shared memory.
+#[inline(always)]
+unsafe fn suffixes<E: LaneExtremum>(stack: *mut u32, k: u32) {
+    let mut acc = E::start_word();
+    let mut i = k;
+    // SAFETY (of every slot): below k.
+    while i >= CHUNK as u32 {
+        let mut raw = [0u32; CHUNK];
+        crate::unroll!(CHUNK, |u| {
+            raw[u] = unsafe { stack.add(32 * (i - 1 - u as u32) as usize).read() };
+        });
+        crate::unroll!(CHUNK, |u| {
+            acc = E::op_word(acc, raw[u]);
+            unsafe { stack.add(32 * (i - 1 - u as u32) as usize).write(acc) };
+        });
+        i -= CHUNK as u32;
+    }
+    while i > 0 {
+        i -= 1;
+        unsafe {
+            acc = E::op_word(acc, stack.add(32 * i as usize).read());
+            stack.add(32 * i as usize).write(acc);
+        }
+    }
+}
+
+/// Stores a word of `T`s whose first element is column `c` of an output row starting at `row`
+/// (pointing at column `c`): one store when `whole`, else the elements inside the row one by one.
+///
+/// # Safety
+/// `row` points at column `c` of an output row of `w` elements.
+#[inline(always)]
+unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool) {
+    // SAFETY: forwarded to the caller; `whole` promises the word lies in the row, aligned.
+    unsafe {
+        if whole {
+            (row as *mut u32).write(v);
+        } else {
+            core::hint::cold_path();
+            crate::unroll!(4, |i| {
+                if i < 4 / T::SIZE && c + (i as i32) < w {
+                    row.add(i).write(T::from_bits(unpack::<T>(v, i)));
+                }
+            });
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rows: doubling in registers
+// ---------------------------------------------------------------------------------------------
+
+/// Row pass in O(log k) per output: each lane owns 16 bytes (`N` elements) of a row, the warp
+/// `32 · N` contiguous columns loaded from a 16-byte boundary `ceil(ax / N)` lanes left of its
+/// first output ([`doubling_row_outputs`] outputs per warp, [`DOUBLING_ROWS`] rows, the loads of
+/// the next [`DOUBLING_AHEAD`] rows in flight while a row is filtered).
+///
+/// The lane's words are first shifted by the window anchor's misalignment (byte permutes with
+/// the next lane's words), so element `j` of lane `l` starts the window of output `l·N + j`.
+/// Then `m_s[j]`, the extremum of `s` elements from `j`, doubles for `s = 1, 2, 4, …` while
+/// `2s ≤ k` — one comparison per element per step, the elements past the lane's end from the
+/// next lane by `shfl.sync` — and the window is `m_s[j] ⊕ m_s[j + k − s]`: that shift, a
+/// run-time length, goes through the warp's slots in shared memory (element `j` of lane `l` at
+/// slot `j · 32 + l`, so every access is conflict-free). Elements are unpacked, one per register.
+/// Shared memory: [`doubling_smem`].
+#[inline(always)]
+pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
+    const { assert!(N == 16 / <E::T as Pixel>::SIZE) };
+    let n = N as u32;
+    let outs = a.strip;
+    let Some((p, r0, c0)) = warp_tile_origin(a, outs, DOUBLING_ROWS) else {
+        return;
+    };
+    let (k, w) = (a.kw, a.w as i32);
+    let lane = lane_idx();
+    let halo = a.ax.div_ceil(n) * n;
+    let first = c0 - halo as i32 + (lane * n) as i32;
+    let plane = Plane::of(x, p, a);
+    let whole = a.vector_rows != 0 && first >= 0 && first + n as i32 <= w;
+    let rows = DOUBLING_ROWS.min(a.h - r0 as u32);
+    // SAFETY (of every load): rows r0 + i < h of the plane.
+    let load = |i: u32| unsafe { row_vector::<E::T, N>(&plane, r0 + i as i32, first, whole) };
+    // The next `AHEAD` rows' loads stay in flight while a row is filtered.
+    const AHEAD: usize = DOUBLING_AHEAD as usize;
+    let mut raw = [[0u32; 4]; AHEAD];
+    crate::unroll!(AHEAD, |i| {
+        if (i as u32) < rows {
+            raw[i] = load(i as u32);
+        }
+    });
+    // SAFETY: the launch provides doubling_smem(N): 32 · N words per warp.
+    let slots = unsafe { dynamic_shared::<u32>().add((warp_idx() * 32 * n) as usize) };
+    let skew = (halo - a.ax) * <E::T as Pixel>::SIZE as u32;
+    let c = c0 + (lane * n) as i32;
+    let valid = lane * n < outs && c < w;
+    let out_whole = a.vector_rows != 0 && c + n as i32 <= w;
+    // One copy of the row's code (a runtime loop, the loaded rows shifted down the array each
+    // time) keeps the kernel small in the instruction cache.
+    for i in 0..rows {
+        let words = skip_bytes(raw[0], skew);
+        crate::unroll!(AHEAD - 1, |j| {
+            raw[j] = raw[j + 1];
+        });
+        if i + (AHEAD as u32) < rows {
+            raw[AHEAD - 1] = load(i + AHEAD as u32);
+        }
+        let mut m = [0u32; N];
+        crate::unroll!(N, |j| {
+            m[j] = unpack::<E::T>(words[j / (N / 4)], j % (N / 4));
+        });
+        let s = double::<E, N>(&mut m, k);
+        // SAFETY: all lanes reach the warp barriers; slots inside the warp's 32 · N.
+        unsafe { shift_join::<E, N>(&mut m, slots, k - s) };
+        if valid {
+            let mut v = [0u32; 4];
+            crate::unroll!(4, |j| {
+                v[j] = pack::<E::T>(&m[j * (N / 4)..]);
+            });
+            // SAFETY: row r0 + i < h; column c inside it.
+            unsafe { store_vector::<E::T>(y.add(flat(a, p, r0 + i as i32, c)), v, c, w, out_whole) };
+        }
+    }
+}
+
+/// 16 bytes of row `r` (inside the plane) from column `c`: one vector load when `whole`, else
+/// (the lanes over the plane's left and right borders, every lane of unaligned images) element
+/// by element through the border, out of the hot path.
+///
+/// # Safety
+/// `r` is a row of the plane; `whole` promises 16 aligned bytes inside it.
+#[inline(always)]
+unsafe fn row_vector<T: Pixel, const N: usize>(plane: &Plane<T>, r: i32, c: i32, whole: bool) -> [u32; 4] {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        let row = plane.base.add(r as usize * plane.w as usize);
+        if whole {
+            load_nc_v4(row.add(c as usize) as *const [u32; 4])
+        } else {
+            core::hint::cold_path();
+            let mut v = [0u32; 4];
+            crate::unroll!(4, |j| {
+                v[j] = word_at(plane, Some(row), c + (j * (N / 4)) as i32, false);
+            });
+            v
+        }
+    }
+}
+
+/// The lane's 16 bytes starting `skew` bytes (`< 16`, warp-uniform) into them, the bytes past
+/// its end from the next lane (all 32 lanes must call it).
+#[inline(always)]
+fn skip_bytes(own: [u32; 4], skew: u32) -> [u32; 4] {
+    let mut w = [0u32; 8];
+    crate::unroll!(4, |j| {
+        w[j] = own[j];
+        w[4 + j] = shfl_down_u32(own[j], 1);
+    });
+    for _ in 0..skew / 4 {
+        crate::unroll!(7, |j| {
+            w[j] = w[j + 1];
+        });
+    }
+    let b = skew % 4;
+    let sel = 0x3210 + 0x1111 * b;
+    let mut r = [0u32; 4];
+    crate::unroll!(4, |j| {
+        r[j] = byte_perm(w[j], w[j + 1], sel);
+    });
+    r
+}
+
+/// Doubles `m` (element `j` of lane `l` at row position `l·N + j`) from single elements to
+/// `m[j] = ⊕ of s elements from j` for the largest power of two `s ≤ k`, and returns `s`. All
+/// 32 lanes must call it with the same `k`.
+#[inline(always)]
+fn double<E: LaneExtremum, const N: usize>(m: &mut [u32; N], k: u32) -> u32 {
+    let mut s = 1;
+    // Steps of 1, 2, …, 8 N elements (the doubling rows take k ≤ 16 N).
+    crate::unroll!(12, |step| {
+        let d = 1usize << step;
+        if d <= 8 * N && 2 * d as u32 <= k {
+            if d < N {
+                let mut next = [0u32; N];
+                crate::unroll!(N, |j| {
+                    if j < d {
+                        next[j] = shfl_down_u32(m[j], 1);
+                    }
+                });
+                crate::unroll!(N, |j| {
+                    let far = if j + d < N { m[j + d] } else { next[j + d - N] };
+                    m[j] = E::op_bits(m[j], far);
+                });
+            } else {
+                crate::unroll!(N, |j| {
+                    m[j] = E::op_bits(m[j], shfl_down_u32(m[j], (d / N) as u32));
+                });
+            }
+            s = 2 * d as u32;
+        }
+    });
+    s
+}
+
+/// `m[j] ⊕= m[j + r]` (row positions; `r` warp-uniform, below the lane's `32 · N` span) through
+/// the warp's shared slots. Lanes whose shifted elements fall past the warp read clamped slots:
+/// their windows end past the loaded span and their outputs are not stored.
+///
+/// # Safety
+/// All 32 lanes call it; `slots` is the warp's `32 · N` words of shared memory.
+#[inline(always)]
+unsafe fn shift_join<E: LaneExtremum, const N: usize>(m: &mut [u32; N], slots: *mut u32, r: u32) {
+    if r == 0 {
+        return;
+    }
+    let (n, lane) = (N as u32, lane_idx());
+    // Element j + r of lane l is element (j + rem) of lane l + whole, or element j + rem − N of
+    // the lane after when j + rem ≥ N (`whole`, `rem` and that test are warp-uniform).
+    let (whole, rem) = (r / n, r % n);
+    let near = slots.wrapping_add((rem * 32 + (lane + whole).min(31)) as usize);
+    let after = slots
+        .wrapping_add((rem * 32 + (lane + whole + 1).min(31)) as usize)
+        .wrapping_sub(32 * N);
+    // SAFETY: every slot read or written is j · 32 + (a lane ≤ 31), below 32 · N; the barriers
+    // order this warp's writes and reads (and the previous row's reads before these writes).
+    unsafe {
+        sync_warp();
+        crate::unroll!(N, |j| {
+            slots.add(j * 32 + lane as usize).write(m[j]);
+        });
+        sync_warp();
+        crate::unroll!(N, |j| {
+            let from = if j as u32 + rem < n { near } else { after };
+            m[j] = E::op_bits(m[j], from.add(j * 32).read());
+        });
+    }
+}
+
+/// Stores 16 bytes of `T`s whose first element is column `c` of a row of `w` (`dst` points at
+/// it): one vector store when `whole`, else the elements inside the row one by one.
+///
+/// # Safety
+/// `dst` points at column `c` of an output row; `whole` promises 16 aligned bytes inside it.
+#[inline(always)]
+unsafe fn store_vector<T: Pixel>(dst: *mut T, v: [u32; 4], c: i32, w: i32, whole: bool) {
+    let per = 4 / T::SIZE;
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        if whole {
+            store_v4(dst as *mut [u32; 4], v);
+        } else {
+            core::hint::cold_path();
+            crate::unroll!(4, |j| {
+                let cj = c + (j * per) as i32;
+                if cj < w {
+                    store_word::<T>(dst.add(j * per), v[j], cj, w, false);
+                }
+            });
+        }
+    }
+}
