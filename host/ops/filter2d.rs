@@ -567,16 +567,21 @@ fn tile_launch<T: Filter2dElement>(
 fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<(LaunchConfig, u32, u32)> {
     let lanes = 16 / size_of::<T>();
     // A tile is one warp's 32 vectors of a strip (the kernel's `warp_tile_origin`).
-    let columns = s.w.div_ceil(32 * lanes);
+    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * lanes), 64);
+    let vector_rows = s.w.is_multiple_of(lanes) as u32;
+    Ok((warp_tile_grid(tiles, "row-vector")?, strip as u32, vector_rows))
+}
+
+/// Rows per warp tile for `columns` warp tiles across a plane: `longest`, halved (down to 8)
+/// while the grid would hold fewer than three blocks of warps per SM. Returns `(strip, tiles)`.
+fn warp_strips(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> (usize, u64) {
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
     let target = 3 * gpu.props().sm_count as usize * warps_per_block;
-    let mut strip = 64;
+    let mut strip = longest;
     while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
         strip /= 2;
     }
-    let tiles = (columns * s.h.div_ceil(strip) * s.planes) as u64;
-    let vector_rows = s.w.is_multiple_of(lanes) as u32;
-    Ok((warp_tile_grid(tiles, "row-vector")?, strip as u32, vector_rows))
+    (strip, (columns * s.h.div_ceil(strip) * s.planes) as u64)
 }
 
 /// The word-stream van Herk column pass for a window of `k` rows: one warp per 128 bytes of
@@ -590,13 +595,7 @@ fn van_herk_col_words_pass(
     size: usize,
 ) -> Result<(MorphKernel, LaunchConfig, u32, u32)> {
     let per = 4 / size;
-    let columns = s.w.div_ceil(32 * per);
-    let target = 3 * gpu.props().sm_count as usize * WORD_PASS_WARPS as usize;
-    let mut strip = (4 * k).clamp(32, 512);
-    while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
-        strip /= 2;
-    }
-    let tiles = (columns * s.h.div_ceil(strip) * s.planes) as u64;
+    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * per), (4 * k).clamp(32, 512));
     let mut c = warp_tile_grid(tiles, "van-herk")?;
     c.shared_mem_bytes = van_herk_words_smem(k as u32) as u32;
     let vector = s.w.is_multiple_of(per) as u32;

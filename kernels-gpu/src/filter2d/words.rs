@@ -79,17 +79,6 @@ fn f32_min(a: u32, b: u32) -> u32 {
     f32::min_nan(f32::from_bits(a), f32::from_bits(b)).to_bits()
 }
 
-/// Element `i` of a 4-byte word of `T`s, zero-extended.
-#[inline(always)]
-fn unpack<T: Pixel>(w: u32, i: usize) -> u32 {
-    let v = w >> (8 * T::SIZE * i);
-    if T::SIZE == 4 {
-        v
-    } else {
-        v & ((1 << (8 * T::SIZE)) - 1)
-    }
-}
-
 /// The 4-byte word of `T`s `l[0], l[1], …` (each below `2^(8·SIZE)`): byte permutes.
 #[inline(always)]
 fn pack<T: Pixel>(l: &[u32]) -> u32 {
@@ -175,7 +164,8 @@ struct LaneColumn<T> {
 }
 
 /// The word at column `c` of `row` (a `plane.row` result): one load when `whole`, else its
-/// elements one by one, columns past the plane's edge clamped (their outputs are not stored).
+/// elements one by one, columns past the plane's edge clamped (their outputs are not stored;
+/// a column pass needs no column border, and [`word_at`]'s mapping would cost it registers).
 ///
 /// # Safety
 /// `row` came from `plane.row`; `c < w`.
@@ -347,7 +337,7 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
             core::hint::cold_path();
             crate::unroll!(4, |i| {
                 if i < 4 / T::SIZE && c + (i as i32) < w {
-                    row.add(i).write(T::from_bits(unpack::<T>(v, i)));
+                    row.add(i).write(T::lane(&[v, 0, 0, 0], i));
                 }
             });
         }
@@ -414,7 +404,7 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize>(x: *const E::T, y: 
         }
         let mut m = [0u32; N];
         crate::unroll!(N, |j| {
-            m[j] = unpack::<E::T>(words[j / (N / 4)], j % (N / 4));
+            m[j] = E::T::lane(&words, j).bits();
         });
         let s = double::<E, N>(&mut m, k);
         // SAFETY: all lanes reach the warp barriers; slots inside the warp's 32 · N.
