@@ -2,14 +2,15 @@
 //! of an 8192 × 8192 image, the sum and the sum of squares of the 15 pixels around it along its
 //! row, as two f32 images — with u8 and i32 pixels; then widths 63 and 255 (the running sums'
 //! O(1) shows), then the 15 × 15 local mean and variance (two f32 images) of the u8 image through
-//! the separable and fused 2D variants. Prints median kernel time, GB/s (input read once + both
+//! the separable, fused and warp-prefix 2D variants. Prints median kernel time, GB/s (input read once + both
 //! outputs written once), % of the device-to-device copy bandwidth measured in the same run,
 //! speedups and PASS/FAIL against the CPU (exact sums rounded once to f32).
 //!
 //!     cargo run --release --example window_stats [-- --quick] [--boxes]
 //!
 //! `--boxes` runs the 2D section alone (profiling), at 15 × 15 and at the window sides that place
-//! `Auto`'s crossover between the fused and separable variants (5, 31, 63, 127).
+//! `Auto`'s crossovers between the 2D variants (5, 31, 63, 127); `--side N` keeps only the N × N
+//! box.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -52,8 +53,13 @@ fn main() {
     }
     // The 15 × 15; with --boxes also the windows that place Auto's fused/separable
     // crossover.
+    // `--side N` runs the N × N box alone (profiling).
+    let only: Option<usize> = std::env::args()
+        .skip_while(|a| a != "--side")
+        .nth(1)
+        .and_then(|v| v.parse().ok());
     let windows: &[usize] = if rows_too { &[15] } else { &[15, 5, 31, 63, 127] };
-    for &side in windows {
+    for &side in windows.iter().filter(|&&s| only.is_none_or(|o| o == s)) {
         let window = (side, side);
         let (serial, rayon, want) = support::box_cpu(&px8, w, window, Border::Reflect);
         match gpu {

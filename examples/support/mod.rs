@@ -522,7 +522,7 @@ where
     // SAFETY: poisoned before every run.
     let (mut m, mut v) = unsafe { (gpu.stream().alloc::<f32>(len)?, gpu.stream().alloc::<f32>(len)?) };
     let mut rows = Vec::new();
-    for variant in [BoxVariant::Separable, BoxVariant::Fused, BoxVariant::Auto] {
+    for variant in BoxVariant::ALL.into_iter().chain([BoxVariant::Auto]) {
         let mut launch = BoxLaunch::<T>::mean_variance::<f32>(gpu, (1, shape.0, shape.1), window, border, variant)?;
         let state = std::cell::RefCell::new((&mut launch, &mut m, &mut v));
         let probe = gpu.time_launches(

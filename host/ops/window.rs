@@ -78,8 +78,9 @@ use ndarray::Dimension;
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, Seg, Sums, WINDOW_BLOCK, WindowIn,
-    WindowKernel, fused_layout, running_shared_bytes, running_tile, sliding_layout, sliding_outputs,
+    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, Seg, Sums, WARP_BOX_MAX_WIDTH,
+    WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn, WindowKernel, fused_layout, running_shared_bytes,
+    running_tile, sliding_layout, sliding_outputs, warp_box_geometry,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -169,28 +170,38 @@ pub enum BoxVariant {
     /// latency — 12 warps per SM (168 registers, 68 KB of shared memory per 128-thread block for
     /// u8 → f32) and `w` shared loads per thread and row (docs/PERFORMANCE.md).
     Fused,
-    /// `Fused` for integer windows up to 64 wide, else `Separable` (the crossover measured on
-    /// the H100 lies between 63 and 127: docs/PERFORMANCE.md).
+    /// One pass, u8 input, windows up to 129 wide (any height): each warp owns a column segment
+    /// of a strip of rows (no block barrier), keeps its 16 columns' vertical running sums per lane
+    /// in registers, turns each row of them into prefix sums along the segment (a shuffle scan)
+    /// in shared memory, and forms every output as the difference of two prefix entries — two
+    /// shared loads per output whatever the window — written coalesced straight from registers.
+    /// Removes the fused variant's barriers, `w`-load window sums and output stages, so its time
+    /// barely grows with the window; but at 16 warps per SM (128 registers) it is latency-bound
+    /// and slower than `Fused` up to 31 columns (docs/PERFORMANCE.md).
+    WarpPrefix,
+    /// For integers: `Fused` up to 64 columns wide, except u8 windows 32–64 wide, which run
+    /// `WarpPrefix`; else `Separable` (the crossovers measured on the H100: docs/PERFORMANCE.md).
     #[default]
     Auto,
 }
 
 impl BoxVariant {
     /// Every variant (without `Auto`).
-    pub const ALL: [BoxVariant; 2] = [BoxVariant::Separable, BoxVariant::Fused];
+    pub const ALL: [BoxVariant; 3] = [BoxVariant::Separable, BoxVariant::Fused, BoxVariant::WarpPrefix];
 
     /// Short name (tables, errors).
     pub const fn name(self) -> &'static str {
         match self {
             BoxVariant::Separable => "separable",
             BoxVariant::Fused => "fused",
+            BoxVariant::WarpPrefix => "warp-prefix",
             BoxVariant::Auto => "auto",
         }
     }
 }
 
 macro_rules! window_table {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal))?, $blocks:literal;)*) => {
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal $(, $warp:literal)?))?, $blocks:literal;)*) => {
         /// One window kernel instance (input type × output types), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -222,10 +233,19 @@ macro_rules! window_table {
                     $(WindowInstance::$inst => window_table!(@fused $fused $inst)),*
                 }
             }
+
+            /// The warp-prefix 2D box's symbol (u8 instances).
+            pub const fn warp_name(self) -> Option<&'static str> {
+                match self {
+                    $(WindowInstance::$inst => window_table!(@warp $inst $($(, $warp)?)?)),*
+                }
+            }
         }
     };
     (@fused fused $inst:ident) => { Some(crate::window_int_names!($inst)) };
     (@fused separable $inst:ident) => { None };
+    (@warp $inst:ident, $warp:literal) => { Some(crate::window_kernel_name!($inst, "warp_box")) };
+    (@warp $inst:ident) => { None };
 }
 
 crate::for_each_window_instance!(window_table);
@@ -246,6 +266,8 @@ pub(crate) struct WindowKernels {
 struct IntKernels {
     sliding: CudaFunction,
     fused: CudaFunction,
+    /// The warp-prefix box (u8 instances).
+    warp: Option<CudaFunction>,
 }
 
 impl Family for WindowKernels {
@@ -260,6 +282,7 @@ impl Family for WindowKernels {
                         Ok(IntKernels {
                             sliding: module.load_function(s)?,
                             fused: module.load_function(f)?,
+                            warp: i.warp_name().map(|w| module.load_function(w)).transpose()?,
                         })
                     })
                     .transpose()
@@ -288,7 +311,12 @@ impl Family for WindowKernels {
     fn kernel_names() -> Vec<&'static str> {
         WindowInstance::ALL
             .iter()
-            .flat_map(|i| i.names().into_iter().chain(i.int_names().into_iter().flatten()))
+            .flat_map(|i| {
+                i.names()
+                    .into_iter()
+                    .chain(i.int_names().into_iter().flatten())
+                    .chain(i.warp_name())
+            })
             .collect()
     }
 }
@@ -674,18 +702,24 @@ fn column_strip(h: u32) -> u32 {
     (2 * h).max(64)
 }
 
-/// Output rows per block of the fused kernel for `columns` column blocks (all planes) of
-/// `height` rows: the strips that make the grid one wave of `wave` resident blocks, but no
-/// shorter than `4h` rows (each strip first reads `h − 1` rows before its first output) or 16.
-fn fused_strip(columns: u64, height: u64, h: u32, wave: u64) -> u32 {
+/// Output rows per block (fused) or warp (warp-prefix) for `columns` column blocks or segments
+/// (all planes) of `height` rows: the strips that make the grid one wave of `wave` resident
+/// blocks or warps, but no shorter than `min_h · h` rows (each strip first reads `h − 1` rows
+/// before its first output) or 16.
+fn one_pass_strip(columns: u64, height: u64, h: u32, min_h: u64, wave: u64) -> u32 {
     let strips = (wave / columns).max(1);
-    let strip = height.div_ceil(strips).max(4 * h as u64).max(16);
+    let strip = height.div_ceil(strips).max(min_h * h as u64).max(16);
     strip.min(height).clamp(1, u32::MAX as u64) as u32
 }
 
 /// The fused kernel works in 32-bit row and column arithmetic: sides and window height below
 /// this.
 const FUSED_MAX_SIDE: usize = 1 << 29;
+
+/// `Auto` runs the warp-prefix box (u8) for windows wider than this, up to
+/// [`FUSED_AUTO_MAX_WIDTH`]: measured on the H100 (u8 8192², docs/PERFORMANCE.md), it is slower
+/// than the fused box at 5, 15 and 31 columns and faster at 63.
+const WARP_AUTO_MIN_WIDTH: u64 = 31;
 
 /// `Auto` runs the fused box up to this window width (its horizontal sums cost `w` shared loads
 /// per thread and row; the separable variant's cost does not grow with the window).
@@ -725,7 +759,18 @@ impl<T: WindowElement> BoxPlan<T> {
             && n <= T::FUSED_MAX_WINDOW
             && height.max(width).max(win_h) < FUSED_MAX_SIDE
             && shared <= optin;
+        let has_warp = instance.warp_name().is_some();
+        let warp_fits = has_warp
+            && win_w as u32 <= WARP_BOX_MAX_WIDTH
+            && n <= T::FUSED_MAX_WINDOW
+            && height.max(width).max(win_h) < FUSED_MAX_SIDE
+            && WARP_BOX_SHARED <= optin;
         let variant = match variant {
+            BoxVariant::Auto
+                if warp_fits && win_w as u64 > WARP_AUTO_MIN_WIDTH && win_w as u64 <= FUSED_AUTO_MAX_WIDTH =>
+            {
+                BoxVariant::WarpPrefix
+            }
             BoxVariant::Auto if fused_fits && win_w as u64 <= FUSED_AUTO_MAX_WIDTH => BoxVariant::Fused,
             BoxVariant::Auto => BoxVariant::Separable,
             BoxVariant::Fused if T::FLOAT => {
@@ -757,6 +802,37 @@ impl<T: WindowElement> BoxPlan<T> {
                     what: "the fused variant's 32-bit row arithmetic (image side or window height)",
                 });
             }
+            BoxVariant::WarpPrefix if !has_warp => {
+                return Err(Error::Unsupported {
+                    variant: BoxVariant::WarpPrefix.name(),
+                    reason: format!(
+                        "the warp-prefix box reads u8 images (4 pixels per load, squares in u32); {} input \
+                         runs fused or separable",
+                        std::any::type_name::<T>()
+                    ),
+                });
+            }
+            BoxVariant::WarpPrefix if win_w as u32 > WARP_BOX_MAX_WIDTH => {
+                return Err(Error::WindowTooLarge {
+                    window: win_w,
+                    max: WARP_BOX_MAX_WIDTH as usize,
+                    what: "the warp-prefix variant's halo inside a warp's 512 columns (window width)",
+                });
+            }
+            BoxVariant::WarpPrefix if n > T::FUSED_MAX_WINDOW => {
+                return Err(Error::WindowTooLarge {
+                    window: n as usize,
+                    max: T::FUSED_MAX_WINDOW as usize,
+                    what: "the warp-prefix variant's u32 sums of squares (window samples)",
+                });
+            }
+            BoxVariant::WarpPrefix if !warp_fits => {
+                return Err(Error::WindowTooLarge {
+                    window: height.max(width).max(win_h),
+                    max: FUSED_MAX_SIDE - 1,
+                    what: "the warp-prefix variant's 32-bit row arithmetic (image side or window height)",
+                });
+            }
             v => v,
         };
         let (mode, cval) = border_of::<T>(border);
@@ -777,17 +853,37 @@ impl<T: WindowElement> BoxPlan<T> {
             inv_n2: 1.0 / (n as f64 * n as f64),
             cval,
         };
-        let (cfg, rows) = if variant == BoxVariant::Fused {
+        let (cfg, rows) = if variant == BoxVariant::WarpPrefix {
+            let func = gpu.family::<WindowKernels>()?.int[instance as usize]
+                .as_ref()
+                .and_then(|int| int.warp.as_ref())
+                .ok_or_else(|| no_int_kernels(instance))?;
+            let per_sm =
+                func.occupancy_max_active_blocks_per_multiprocessor(32 * WARP_BOX_WARPS, WARP_BOX_SHARED, None)?;
+            let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * WARP_BOX_WARPS as u64;
+            let segments = (width as u64).div_ceil(warp_box_geometry(w, w / 2).1 as u64);
+            // A warm-up row costs a warp only its loads and column updates (about a sixth of an
+            // output row): strips down to h rows keep the grid one full wave for tall windows.
+            args.strip = one_pass_strip(planes as u64 * segments, height as u64, h, 1, wave);
+            let warps = planes as u64 * (height as u64).div_ceil(args.strip as u64) * segments;
+            let cfg = LaunchConfig {
+                grid_dim: (launch_grid(warps.div_ceil(WARP_BOX_WARPS as u64), "box", total)?, 1, 1),
+                block_dim: (32 * WARP_BOX_WARPS, 1, 1),
+                shared_mem_bytes: WARP_BOX_SHARED as u32,
+            };
+            (cfg, None)
+        } else if variant == BoxVariant::Fused {
             let func = match &gpu.family::<WindowKernels>()?.int[instance as usize] {
                 Some(int) => &int.fused,
                 None => return Err(no_int_kernels(instance)),
             };
             let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(FUSED_BLOCK, shared, None)?;
             let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
-            args.strip = fused_strip(
+            args.strip = one_pass_strip(
                 planes as u64 * (width as u64).div_ceil(cols as u64),
                 height as u64,
                 h,
+                4,
                 wave,
             );
             let blocks =
@@ -888,9 +984,10 @@ impl<T: WindowElement> BoxPlan<T> {
         let stream = gpu.stream();
         match &mut self.rows {
             None => {
-                let func = match &kernels.int[self.instance as usize] {
-                    Some(int) => &int.fused,
-                    None => return Err(no_int_kernels(self.instance)),
+                let func = match (&kernels.int[self.instance as usize], self.variant) {
+                    (Some(IntKernels { warp: Some(warp), .. }), BoxVariant::WarpPrefix) => warp,
+                    (Some(int), BoxVariant::Fused) => &int.fused,
+                    _ => return Err(no_int_kernels(self.instance)),
                 };
                 let mut launch = stream.launch_builder(func);
                 launch.arg(x).arg(o0);
@@ -900,9 +997,11 @@ impl<T: WindowElement> BoxPlan<T> {
                 };
                 launch.arg(&self.args);
                 // SAFETY: matches `(x: *const T, o0: *mut S, o1: *mut Q, a: BoxArgs<T>)` of the
-                // instance's fused entry; the buffers hold planes · height · width elements
-                // (checked); o1 is read only for two-output kinds, which pass it; grid and ring
-                // size come from the same FUSED_BLOCK, FUSED_COLS and strip the kernel uses.
+                // instance's fused and warp-prefix entries (the latter's T is u8: only u8
+                // instances have it); the buffers hold planes · height · width elements
+                // (checked); o1 is read only for two-output kinds, which pass it; grid and shared
+                // memory come from the same geometry (FUSED_BLOCK and FUSED_COLS, or
+                // warp_box_geometry and WARP_BOX_WARPS) and strip the kernel uses.
                 unsafe { launch.launch(self.cfg) }?;
             }
             Some((row_plan, scratch)) => {

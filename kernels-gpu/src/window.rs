@@ -28,7 +28,9 @@
 //! [`box_columns`]: integers slide running sums down each column, floats run van Herk/Gil-Werman
 //! down the columns with a scratch of suffix sums) or fused ([`box_fused`], integers only: a
 //! block slides down a strip of rows keeping vertical running sums per column in registers and
-//! sums each output row's windows across a shared row of those column sums).
+//! sums each output row's windows across a shared row of those column sums), or, for u8,
+//! warp-prefix ([`warp_box`]: warps without block barriers, each output the difference of two
+//! entries of a warp-scanned prefix row).
 
 use crate::abi::border::{BorderMode, border_index, border_index_i32};
 use crate::abi::reduce::W128;
@@ -38,6 +40,8 @@ use crate::abi::window::{
     sliding_layout, sliding_stage_slot,
 };
 use crate::device::*;
+
+pub mod warp_box;
 
 type SumsOf<T> = Sums<<T as WindowIn>::S, <T as WindowIn>::Q>;
 /// The sliding kernel's accumulators (squares in [`SlideIn::SQ`]).
@@ -1760,18 +1764,36 @@ fn fused_outputs<T: SlideIn, S: FromAcc<T::S>, Q: FromAcc<T::SQ>>(
     a: &BoxArgs<T>,
     (inv_n, inv_n2): (f32, f32),
 ) -> (S, Q) {
-    if S::SINGLE
-        && Q::SINGLE
-        && matches!(kind, BoxKind::MeanVar | BoxKind::Std)
+    if narrow_moments::<S, Q>(kind)
         && let Some(spread) = T::narrow_spread32(w.s, w.q, a.samples())
     {
-        let variance = spread as f32 * inv_n2;
-        return match kind {
-            BoxKind::MeanVar => (S::from_f32(w.s.to_f32() * inv_n), Q::from_f32(variance)),
-            _ => (S::from_f32(core::intrinsics::sqrtf32(variance)), Q::ZERO),
-        };
+        return narrow_outputs::<T, S, Q>(w.s, spread, kind, (inv_n, inv_n2));
     }
     box_outputs::<_, _, S, Q>(w, kind, |w| slide_mean_variance::<T>(w, a))
+}
+
+/// Whether [`fused_outputs`] forms the statistics of `kind` in f32 (moments into f32 outputs),
+/// given a window narrow enough for [`SlideIn::narrow_spread32`].
+#[inline(always)]
+fn narrow_moments<S: OutElem, Q: OutElem>(kind: BoxKind) -> bool {
+    S::SINGLE && Q::SINGLE && matches!(kind, BoxKind::MeanVar | BoxKind::Std)
+}
+
+/// The f32 statistics of a window with sum `s` and spread `n·Σx² − (Σx)²` (exact in u32): the
+/// mean `s / n` and the variance `spread / n²`, or the standard deviation (`kind` is `MeanVar` or
+/// `Std`, [`narrow_moments`]).
+#[inline(always)]
+fn narrow_outputs<T: SlideIn, S: OutElem, Q: OutElem>(
+    s: T::S,
+    spread: u32,
+    kind: BoxKind,
+    (inv_n, inv_n2): (f32, f32),
+) -> (S, Q) {
+    let variance = spread as f32 * inv_n2;
+    match kind {
+        BoxKind::MeanVar => (S::from_f32(s.to_f32() * inv_n), Q::from_f32(variance)),
+        _ => (S::from_f32(core::intrinsics::sqrtf32(variance)), Q::ZERO),
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1779,7 +1801,7 @@ fn fused_outputs<T: SlideIn, S: FromAcc<T::S>, Q: FromAcc<T::SQ>>(
 // ---------------------------------------------------------------------------------------------
 
 macro_rules! window_entries {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal))?, $blocks:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal $(, $warp:literal)?))?, $blocks:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type A = RowArgs<$t>;
@@ -1816,6 +1838,12 @@ macro_rules! window_entries {
                 unsafe { super::box_columns::<$t, $s, $q>(rs, rq, ts, tq, o0, o1, a) }
             }
             window_entries!(@fused $fused $inst, $t, $s, $q $(, $slide, $boxed)?);
+            $($($crate::launch_bounds!($crate::window_kernel_name!($inst, "warp_box"), 128, $warp);
+            #[unsafe(export_name = $crate::window_kernel_name!($inst, "warp_box"))]
+            pub unsafe extern "ptx-kernel" fn warp_box(x: *const u8, o0: *mut $s, o1: *mut $q, a: BoxArgs<u8>) {
+                const { assert!($crate::abi::window::WARP_BOX_WARPS * 32 == 128) };
+                unsafe { super::warp_box::warp_prefix_box::<$s, $q>(x, o0, o1, a) }
+            })?)?
         }
     )*};
     (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal, $boxed:literal) => {

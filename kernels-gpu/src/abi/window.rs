@@ -25,6 +25,40 @@ pub const FUSED_HALO: usize = 1;
 /// Widest window the fused 2D kernel takes (its halo: `w − 1 ≤ FUSED_BLOCK · FUSED_HALO`).
 pub const FUSED_MAX_WIDTH: u64 = FUSED_BLOCK as u64 * FUSED_HALO as u64 + 1;
 
+/// Warps per block of the warp-prefix 2D box (u8). Its warps share nothing: each owns a column
+/// segment of a strip of rows and synchronizes only with itself.
+pub const WARP_BOX_WARPS: u32 = 4;
+/// Columns a warp of the warp-prefix box loads per row: four groups of 128, lane `l` holding the
+/// 4-byte word at `128·j + 4·l` of group `j` (every warp load is 128 contiguous bytes, every
+/// shared store of a lane's four column sums a conflict-free 16-byte store).
+pub const WARP_BOX_SPAN: u32 = 512;
+/// Widest window the warp-prefix box takes: its `w − 1` halo columns leave at least 380 of a
+/// warp's 512 loaded columns as outputs.
+pub const WARP_BOX_MAX_WIDTH: u32 = 129;
+
+/// The warp-prefix box's column geometry for a window `win_w` wide anchored at `anchor_x`:
+/// `(left, outputs)` — the loaded span starts `left` columns before a warp's first output (a
+/// multiple of 4, so word loads stay aligned, and more than `anchor_x`, so the prefix entry before
+/// every output's window lies in the span), and each warp writes `outputs` columns (a multiple of
+/// 4, so the next warp's span is aligned too). Output `x` of a warp (`x < outputs`) is the
+/// difference of the inclusive prefix sums at span slots `left + x − anchor_x + w − 1` and
+/// `left + x − anchor_x − 1`, both inside `[0, WARP_BOX_SPAN)`.
+pub const fn warp_box_geometry(win_w: u32, anchor_x: u32) -> (u32, u32) {
+    let left = (anchor_x + 1).next_multiple_of(4);
+    let right = win_w - 1 - anchor_x;
+    (left, (WARP_BOX_SPAN - left - right) / 4 * 4)
+}
+
+/// Dynamic shared memory of one warp-prefix block: per warp two buffers (alternate output rows, so
+/// one warp barrier per row suffices), each the prefix row of column sums and of column sums of
+/// squares, `WARP_BOX_SPAN` u32 each.
+pub const WARP_BOX_SHARED: usize = WARP_BOX_WARPS as usize * 2 * 2 * WARP_BOX_SPAN as usize * 4;
+
+const _: () = {
+    let (left, outputs) = warp_box_geometry(WARP_BOX_MAX_WIDTH, WARP_BOX_MAX_WIDTH / 2);
+    assert!(left + outputs + (WARP_BOX_MAX_WIDTH - 1 - WARP_BOX_MAX_WIDTH / 2) <= WARP_BOX_SPAN && outputs >= 380);
+};
+
 /// Shared-memory slot of extended column `e` in the fused kernel's row of column sums: one pad
 /// slot after every `p` (the columns of one thread), so threads reading their `p`-strided runs
 /// hit distinct banks for 4-, 8- and 16-byte values.
@@ -697,8 +731,9 @@ macro_rules! window_int_names {
 /// Calls `$m! { instance => input, sum output, sum-of-squares output, kind, blocks; .. }` with
 /// every instance of the window family, in table order. `kind` is `fused(n, b)` for instances
 /// with the integer-only kernels (the sliding row kernel and the fused 2D box: their running sums
-/// subtract), `n` the sliding kernel's launch bound and `b` the fused box's, and `separable` for
-/// the others. `blocks`, `n` and `b` are launch bounds (resident blocks per SM the registers must
+/// subtract), `n` the sliding kernel's launch bound and `b` the fused box's, `fused(n, b, p)` for
+/// the u8 instances, which also have the warp-prefix box (`p` its launch bound, blocks of
+/// `WARP_BOX_WARPS` warps), and `separable` for the others. `blocks`, `n` and `b` are launch bounds (resident blocks per SM the registers must
 /// allow; 256 threads, 128 for the fused box): the most that ptxas sm_90 reaches without
 /// spilling (4 at 64 registers, 3 at 80; the fused box 3 at 168, or 2 where its shared memory
 /// allows no more).
@@ -706,9 +741,9 @@ macro_rules! window_int_names {
 macro_rules! for_each_window_instance {
     ($m:ident) => {
         $m! {
-            u8_f32 => u8, f32, f32, fused(4, 3), 4;
-            u8_f64 => u8, f64, f64, fused(3, 2), 4;
-            u8_exact => u8, u32, u64, fused(3, 2), 4;
+            u8_f32 => u8, f32, f32, fused(4, 3, 4), 4;
+            u8_f64 => u8, f64, f64, fused(3, 2, 4), 4;
+            u8_exact => u8, u32, u64, fused(3, 2, 4), 4;
             u16_f32 => u16, f32, f32, fused(4, 3), 3;
             u16_f64 => u16, f64, f64, fused(4, 3), 3;
             u16_exact => u16, u64, u64, fused(4, 3), 3;

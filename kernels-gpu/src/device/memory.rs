@@ -35,6 +35,26 @@ pub unsafe fn load_nc_v4(p: *const [u32; 4]) -> [u32; 4] {
     [a, b, c, d]
 }
 
+/// Loads 4 bytes through the read-only data cache (`ld.global.nc.u32`).
+///
+/// # Safety
+/// `p` must point to 4 readable, 4-byte-aligned bytes of global memory that no thread writes
+/// during the kernel.
+#[inline(always)]
+pub unsafe fn load_nc_u32(p: *const u32) -> u32 {
+    let a: u32;
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.u32 {a}, [g]; }}",
+            p = in(reg64) p,
+            a = out(reg32) a,
+            options(pure, readonly, nostack),
+        );
+    }
+    a
+}
+
 /// Loads 8 bytes through the read-only data cache (`ld.global.nc.v2.u32`).
 ///
 /// # Safety
@@ -220,6 +240,59 @@ pub unsafe fn load_shared_v4(p: *const [u32; 4]) -> [u32; 4] {
         );
     }
     [a, b, c, d]
+}
+
+/// The 32-bit shared-window address of a pointer into this block's shared memory. Kernels that
+/// index shared memory in a hot loop keep this instead of the 64-bit generic pointer: each access
+/// is then one `ld.shared`/`st.shared` on a 32-bit register, not a conversion plus a generic access.
+#[inline(always)]
+#[allow(clippy::pointers_in_nomem_asm_block)] // converts the address; touches no memory
+pub fn shared_address<T>(p: *const T) -> u32 {
+    let a: u32;
+    // SAFETY: register-only conversion (`cvta.to.shared`, then the low 32 bits, which hold the
+    // whole shared-window offset).
+    unsafe {
+        asm!(
+            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; cvt.u32.u64 {a}, s; }}",
+            p = in(reg64) p,
+            a = out(reg32) a,
+            options(pure, nomem, nostack),
+        );
+    }
+    a
+}
+
+/// Loads the `u32` at shared-window address `a` (`ld.shared.u32`).
+///
+/// # Safety
+/// `a` is a 4-byte-aligned address of this block's shared memory ([`shared_address`]), written
+/// before a barrier this thread passed.
+#[inline(always)]
+pub unsafe fn load_shared_u32_at(a: u32) -> u32 {
+    let r: u32;
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!("ld.shared.u32 {r}, [{a}];", a = in(reg32) a, r = out(reg32) r, options(readonly, nostack));
+    }
+    r
+}
+
+/// Stores 16 bytes at shared-window address `a` (`st.shared.v4.u32`).
+///
+/// # Safety
+/// `a` is a 16-byte-aligned address of 16 writable bytes of this block's shared memory
+/// ([`shared_address`]).
+#[inline(always)]
+pub unsafe fn store_shared_v4_at(a: u32, w: [u32; 4]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "st.shared.v4.u32 [{a}], {{{x}, {y}, {z}, {t}}};",
+            a = in(reg32) a,
+            x = in(reg32) w[0], y = in(reg32) w[1], z = in(reg32) w[2], t = in(reg32) w[3],
+            options(nostack),
+        );
+    }
 }
 
 /// An element type that 16-byte vector loads can carry: `LANES` elements per load, unpacked from
