@@ -702,6 +702,33 @@ fn column_strip(h: u32) -> u32 {
     (2 * h).max(64)
 }
 
+/// Why a one-pass variant (`Fused`, `WarpPrefix`) refuses a box it does not fit: the first of its
+/// limits the box exceeds — the widest window (`(win_w, max)`), the window samples its exact sums
+/// of squares allow (`(n, max)`), then 32-bit row arithmetic (`side`: the longest of the image
+/// sides and the window height; also the answer when only shared memory is short).
+fn one_pass_refusal(variant: BoxVariant, (win_w, max_w): (usize, usize), (n, max_n): (u64, u64), side: usize) -> Error {
+    let (width, squares, sides) = match variant {
+        BoxVariant::WarpPrefix => (
+            "the warp-prefix variant's halo inside a warp's 512 columns (window width)",
+            "the warp-prefix variant's u32 sums of squares (window samples)",
+            "the warp-prefix variant's 32-bit row arithmetic (image side or window height)",
+        ),
+        _ => (
+            "the fused variant's halo of column sums (window width)",
+            "the fused variant's running sums of squares (window samples)",
+            "the fused variant's 32-bit row arithmetic (image side or window height)",
+        ),
+    };
+    let (window, max, what) = if win_w > max_w {
+        (win_w, max_w, width)
+    } else if n > max_n {
+        (n as usize, max_n as usize, squares)
+    } else {
+        (side, FUSED_MAX_SIDE - 1, sides)
+    };
+    Error::WindowTooLarge { window, max, what }
+}
+
 /// Output rows per block (fused) or warp (warp-prefix) for `columns` column blocks or segments
 /// (all planes) of `height` rows: the strips that make the grid one wave of `wave` resident
 /// blocks or warps, but no shorter than `min_h · h` rows (each strip first reads `h − 1` rows
@@ -781,26 +808,13 @@ impl<T: WindowElement> BoxPlan<T> {
                         .into(),
                 });
             }
-            BoxVariant::Fused if win_w as u64 > FUSED_MAX_WIDTH => {
-                return Err(Error::WindowTooLarge {
-                    window: win_w,
-                    max: FUSED_MAX_WIDTH as usize,
-                    what: "the fused variant's halo of column sums (window width)",
-                });
-            }
-            BoxVariant::Fused if n > T::FUSED_MAX_WINDOW => {
-                return Err(Error::WindowTooLarge {
-                    window: n as usize,
-                    max: T::FUSED_MAX_WINDOW as usize,
-                    what: "the fused variant's running sums of squares (window samples)",
-                });
-            }
             BoxVariant::Fused if !fused_fits => {
-                return Err(Error::WindowTooLarge {
-                    window: height.max(width).max(win_h),
-                    max: FUSED_MAX_SIDE - 1,
-                    what: "the fused variant's 32-bit row arithmetic (image side or window height)",
-                });
+                return Err(one_pass_refusal(
+                    BoxVariant::Fused,
+                    (win_w, FUSED_MAX_WIDTH as usize),
+                    (n, T::FUSED_MAX_WINDOW),
+                    height.max(width).max(win_h),
+                ));
             }
             BoxVariant::WarpPrefix if !has_warp => {
                 return Err(Error::Unsupported {
@@ -812,26 +826,13 @@ impl<T: WindowElement> BoxPlan<T> {
                     ),
                 });
             }
-            BoxVariant::WarpPrefix if win_w as u32 > WARP_BOX_MAX_WIDTH => {
-                return Err(Error::WindowTooLarge {
-                    window: win_w,
-                    max: WARP_BOX_MAX_WIDTH as usize,
-                    what: "the warp-prefix variant's halo inside a warp's 512 columns (window width)",
-                });
-            }
-            BoxVariant::WarpPrefix if n > T::FUSED_MAX_WINDOW => {
-                return Err(Error::WindowTooLarge {
-                    window: n as usize,
-                    max: T::FUSED_MAX_WINDOW as usize,
-                    what: "the warp-prefix variant's u32 sums of squares (window samples)",
-                });
-            }
             BoxVariant::WarpPrefix if !warp_fits => {
-                return Err(Error::WindowTooLarge {
-                    window: height.max(width).max(win_h),
-                    max: FUSED_MAX_SIDE - 1,
-                    what: "the warp-prefix variant's 32-bit row arithmetic (image side or window height)",
-                });
+                return Err(one_pass_refusal(
+                    BoxVariant::WarpPrefix,
+                    (win_w, WARP_BOX_MAX_WIDTH as usize),
+                    (n, T::FUSED_MAX_WINDOW),
+                    height.max(width).max(win_h),
+                ));
             }
             v => v,
         };
