@@ -270,6 +270,17 @@ struct IntKernels {
     warp: Option<CudaFunction>,
 }
 
+impl WindowKernels {
+    /// The one-pass box kernel of `variant` (`Fused`, or `WarpPrefix` for u8) for `instance`.
+    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant) -> Result<&CudaFunction> {
+        match (&self.int[instance as usize], variant) {
+            (Some(IntKernels { warp: Some(warp), .. }), BoxVariant::WarpPrefix) => Ok(warp),
+            (Some(int), BoxVariant::Fused) => Ok(&int.fused),
+            _ => Err(no_int_kernels(instance)),
+        }
+    }
+}
+
 impl Family for WindowKernels {
     fn load(gpu: &Gpu) -> Result<Self> {
         let module = gpu.module();
@@ -854,44 +865,31 @@ impl<T: WindowElement> BoxPlan<T> {
             inv_n2: 1.0 / (n as f64 * n as f64),
             cval,
         };
-        let (cfg, rows) = if variant == BoxVariant::WarpPrefix {
-            let func = gpu.family::<WindowKernels>()?.int[instance as usize]
-                .as_ref()
-                .and_then(|int| int.warp.as_ref())
-                .ok_or_else(|| no_int_kernels(instance))?;
-            let per_sm =
-                func.occupancy_max_active_blocks_per_multiprocessor(32 * WARP_BOX_WARPS, WARP_BOX_SHARED, None)?;
-            let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * WARP_BOX_WARPS as u64;
-            let segments = (width as u64).div_ceil(warp_box_geometry(w, w / 2).1 as u64);
-            // A warm-up row costs a warp only its loads and column updates (about a sixth of an
-            // output row): strips down to h rows keep the grid one full wave for tall windows.
-            args.strip = one_pass_strip(planes as u64 * segments, height as u64, h, 1, wave);
-            let warps = planes as u64 * (height as u64).div_ceil(args.strip as u64) * segments;
+        let one_pass = match variant {
+            // (threads per block, shared bytes, tiles per block, columns per tile, min strip / h)
+            BoxVariant::WarpPrefix => Some((
+                32 * WARP_BOX_WARPS,
+                WARP_BOX_SHARED,
+                WARP_BOX_WARPS as u64,
+                warp_box_geometry(w, w / 2).1 as u64,
+                // A warm-up row costs a warp only its loads and column updates (about a sixth
+                // of an output row): strips down to h rows keep the grid one full wave for tall
+                // windows.
+                1,
+            )),
+            BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, 4)),
+            _ => None,
+        };
+        let (cfg, rows) = if let Some((threads, shared, per_block, tile_cols, min_h)) = one_pass {
+            let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant)?;
+            let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
+            let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * per_block;
+            let columns = planes as u64 * (width as u64).div_ceil(tile_cols);
+            args.strip = one_pass_strip(columns, height as u64, h, min_h, wave);
+            let tiles = columns * (height as u64).div_ceil(args.strip as u64);
             let cfg = LaunchConfig {
-                grid_dim: (launch_grid(warps.div_ceil(WARP_BOX_WARPS as u64), "box", total)?, 1, 1),
-                block_dim: (32 * WARP_BOX_WARPS, 1, 1),
-                shared_mem_bytes: WARP_BOX_SHARED as u32,
-            };
-            (cfg, None)
-        } else if variant == BoxVariant::Fused {
-            let func = match &gpu.family::<WindowKernels>()?.int[instance as usize] {
-                Some(int) => &int.fused,
-                None => return Err(no_int_kernels(instance)),
-            };
-            let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(FUSED_BLOCK, shared, None)?;
-            let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
-            args.strip = one_pass_strip(
-                planes as u64 * (width as u64).div_ceil(cols as u64),
-                height as u64,
-                h,
-                4,
-                wave,
-            );
-            let blocks =
-                planes as u64 * (height as u64).div_ceil(args.strip as u64) * (width as u64).div_ceil(cols as u64);
-            let cfg = LaunchConfig {
-                grid_dim: (launch_grid(blocks, "box", total)?, 1, 1),
-                block_dim: (FUSED_BLOCK, 1, 1),
+                grid_dim: (launch_grid(tiles.div_ceil(per_block), "box", total)?, 1, 1),
+                block_dim: (threads, 1, 1),
                 shared_mem_bytes: shared as u32,
             };
             (cfg, None)
@@ -985,11 +983,7 @@ impl<T: WindowElement> BoxPlan<T> {
         let stream = gpu.stream();
         match &mut self.rows {
             None => {
-                let func = match (&kernels.int[self.instance as usize], self.variant) {
-                    (Some(IntKernels { warp: Some(warp), .. }), BoxVariant::WarpPrefix) => warp,
-                    (Some(int), BoxVariant::Fused) => &int.fused,
-                    _ => return Err(no_int_kernels(self.instance)),
-                };
+                let func = kernels.one_pass(self.instance, self.variant)?;
                 let mut launch = stream.launch_builder(func);
                 launch.arg(x).arg(o0);
                 match o1 {

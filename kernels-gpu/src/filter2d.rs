@@ -117,7 +117,7 @@ impl<T: Pixel> Plane<T> {
 
     /// Start of the row at position `r` (any integer), `None` for a constant row.
     #[inline(always)]
-    fn row(&self, r: i32) -> Option<*const T> {
+    pub(crate) fn row(&self, r: i32) -> Option<*const T> {
         // SAFETY: border_index_i32 returns a row below h.
         border_index_i32(r, self.h, self.mode).map(|rr| unsafe { self.base.add(rr as usize * self.w as usize) })
     }

@@ -35,26 +35,6 @@ pub unsafe fn load_nc_v4(p: *const [u32; 4]) -> [u32; 4] {
     [a, b, c, d]
 }
 
-/// Loads 4 bytes through the read-only data cache (`ld.global.nc.u32`).
-///
-/// # Safety
-/// `p` must point to 4 readable, 4-byte-aligned bytes of global memory that no thread writes
-/// during the kernel.
-#[inline(always)]
-pub unsafe fn load_nc_u32(p: *const u32) -> u32 {
-    let a: u32;
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; ld.global.nc.u32 {a}, [g]; }}",
-            p = in(reg64) p,
-            a = out(reg32) a,
-            options(pure, readonly, nostack),
-        );
-    }
-    a
-}
-
 /// Loads 8 bytes through the read-only data cache (`ld.global.nc.v2.u32`).
 ///
 /// # Safety

@@ -25,11 +25,12 @@
 //! loaded and summed by two warps, and at 128 registers (16 warps per SM) it is latency-bound —
 //! slower than the fused kernel up to 31 columns on the H100 (docs/PERFORMANCE.md).
 
-use crate::abi::border::{BorderMode, border_index_i32};
+use crate::abi::border::BorderMode;
 use crate::abi::window::{
     BoxArgs, BoxKind, NARROW32_MAX_WINDOW, SlideIn, Sums, WARP_BOX_SPAN, WARP_BOX_WARPS, warp_box_geometry,
 };
 use crate::device::*;
+use crate::filter2d::{Plane, word_at};
 
 use super::{FromAcc, fused_outputs, narrow_moments, narrow_outputs};
 
@@ -40,13 +41,9 @@ const STEPS: usize = (WARP_BOX_SPAN / 32) as usize;
 /// Bytes of one prefix row (u32 per span column).
 const ROW_BYTES: u32 = WARP_BOX_SPAN * 4;
 
-/// Where a lane's words come from: one plane, its border, the lane's first column.
+/// Where a lane's words come from: one plane with its border, the lane's first column.
 struct Source {
-    plane: *const u8,
-    height: i32,
-    width: i32,
-    mode: BorderMode,
-    cval: u8,
+    plane: Plane<u8>,
     /// Image column of the lane's word in group 0 (may be negative).
     col: i32,
     /// Bit `j`: the word of group `j` lies in the row and is 4-byte aligned (a plain load).
@@ -58,33 +55,26 @@ impl Source {
     /// `Constant` mode).
     ///
     /// # Safety
-    /// `plane` holds `height · width` samples that no thread writes.
+    /// The plane holds `h · w` samples that no thread writes.
     #[inline(always)]
     unsafe fn fetch(&self, y: i32) -> [u32; GROUPS] {
-        let Some(yy) = border_index_i32(y, self.height, self.mode) else {
-            core::hint::cold_path();
-            return [u32::from_ne_bytes([self.cval; 4]); GROUPS];
-        };
-        // SAFETY: yy < height.
-        let row = unsafe { self.plane.add(yy as usize * self.width as usize) };
-        let word = |j: i32| row.wrapping_add((self.col + 128 * j) as usize) as *const u32;
-        if self.direct == (1 << GROUPS) - 1 {
+        let row = self.plane.row(y);
+        if let Some(q) = row
+            && self.direct == (1 << GROUPS) - 1
+        {
             // SAFETY: every word lies in the row, 4-byte aligned (`direct`); read-only input.
-            return core::array::from_fn(|j| unsafe { load_nc_u32(word(j as i32)) });
+            return core::array::from_fn(|j| {
+                crate::load_nc!(q.wrapping_add((self.col + 128 * j as i32) as usize) as *const u32, u32)
+            });
         }
-        // The lanes at the plane's edges (or every lane of an unaligned plane): one rolled loop
-        // over the words, rotated into place, so the border mapping exists once and its registers
-        // do not add to the hot path's.
+        // Constant rows and the lanes at the plane's edges (or every lane of an unaligned plane):
+        // one rolled loop over the words, rotated into place, so the border mapping exists once
+        // and its registers do not add to the hot path's.
         core::hint::cold_path();
         let mut w = [0u32; GROUPS];
         for j in 0..GROUPS as i32 {
-            let v = if self.direct >> j & 1 != 0 {
-                // SAFETY: as above, for this word.
-                unsafe { load_nc_u32(word(j)) }
-            } else {
-                // SAFETY: forwarded.
-                unsafe { self.gather(row, self.col + 128 * j) }
-            };
+            // SAFETY: row from plane.row; `direct` promises the word lies in the row, aligned.
+            let v = unsafe { word_at(&self.plane, row, self.col + 128 * j, self.direct >> j & 1 != 0) };
             w = [w[1], w[2], w[3], v];
         }
         w
@@ -108,24 +98,6 @@ impl Source {
                 },
             )
         }
-    }
-
-    /// The word of columns `c .. c + 4` byte by byte, border-mapped (plane edges, unaligned rows).
-    ///
-    /// # Safety
-    /// `row` holds `width` samples.
-    #[inline(always)]
-    unsafe fn gather(&self, row: *const u8, c: i32) -> u32 {
-        let mut word = 0u32;
-        for k in 0..4 {
-            let v = match border_index_i32(c + k, self.width, self.mode) {
-                // SAFETY: j < width.
-                Some(j) => unsafe { row.add(j as usize).read() },
-                None => self.cval,
-            };
-            word |= (v as u32) << (8 * k);
-        }
-        word
     }
 }
 
@@ -232,12 +204,14 @@ pub unsafe fn warp_prefix_box<S: FromAcc<u32>, Q: FromAcc<u32>>(x: *const u8, o0
     let aligned = (x as usize).is_multiple_of(4) && width % 4 == 0;
     let plane_len = a.height * a.width;
     let src = Source {
-        // SAFETY: plane < planes.
-        plane: unsafe { x.add((plane * plane_len) as usize) },
-        height,
-        width,
-        mode: BorderMode::from_code(a.border),
-        cval: a.cval,
+        plane: Plane {
+            // SAFETY: plane < planes.
+            base: unsafe { x.add((plane * plane_len) as usize) },
+            h: height,
+            w: width,
+            mode: BorderMode::from_code(a.border),
+            cval: a.cval,
+        },
         col: first_col,
         direct: (0..GROUPS as i32).fold(0, |bits, j| {
             let c = first_col + 128 * j;
