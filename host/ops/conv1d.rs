@@ -136,13 +136,15 @@ pub enum Conv1dVariant {
     /// `RegisterBlocked` whose window slides over a padded, bank-conflict-free shared-memory copy
     /// of the block's span and halo. Costs a barrier per block; pays off for long filters.
     RegisterBlockedShared,
-    /// Register blocking (8 outputs per thread) over a shared tile read in 16-byte vectors: the
-    /// block stages its span and halo with 16-byte loads into a tile padded so that the threads'
-    /// vector reads are free of bank conflicts, and the tap loop runs whole chunks of 8 taps with
-    /// the window moving by register renaming (only the last chunk is masked). Removes the scalar
-    /// shared loads, per-load index arithmetic and tail loops of `RegisterBlockedShared`: the
-    /// long-filter kernel. Blocks at row ends compute output by output, so rows much shorter
-    /// than a block's 2048 outputs are better served by the other variants.
+    /// Register blocking (8 outputs per thread) over a window read in 16-byte vectors, the tap
+    /// loop in whole chunks of 8 taps with the window moving by register renaming (only the
+    /// first and last chunks are masked). f64 stages the block's span and halo with 16-byte loads
+    /// into a shared tile padded so that the threads' vector reads are free of bank conflicts;
+    /// f32 reads each thread's window straight through L1 (no tile, no barrier), which measured
+    /// faster for 4-byte samples and slower for 8-byte ones. Removes the scalar loads, per-load
+    /// index arithmetic and tail loops of `RegisterBlockedShared`: the long-filter kernel. Blocks
+    /// at row ends compute output by output, so rows much shorter than a block's 2048 outputs
+    /// are better served by the other variants.
     RegisterBlockedVector,
     /// By the H100 crossover table of docs/PERFORMANCE.md ("Auto's crossovers"; 3 … 127 taps, f32
     /// and f64, 2^20 and 2^24 outputs):

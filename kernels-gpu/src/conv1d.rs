@@ -18,8 +18,8 @@
 
 use crate::abi::border::BorderMode;
 use crate::abi::conv1d::{
-    CONV1D_BLOCK, Conv1dArgs, VECTOR_WINDOW_OUTPUTS, register_block_outputs, vector_window_chunks, vector_window_phys,
-    vector_window_tile,
+    CONV1D_BLOCK, Conv1dArgs, VECTOR_WINDOW_OUTPUTS, register_block_outputs, vector_window_chunks,
+    vector_window_from_shared, vector_window_phys, vector_window_tile,
 };
 use crate::device::*;
 
@@ -333,20 +333,25 @@ pub unsafe fn register_blocked_shared<T: Sample, const P: usize>(x: *const T, y:
     }
 }
 
-/// Register blocking over a vector-read shared tile: thread `t` computes the `P` consecutive flat
-/// outputs from `t·P` ([`VECTOR_WINDOW_OUTPUTS`]). The block stages the samples its span needs,
-/// `x[b0 − anchor ..][..span + P·chunks]`, with 16-byte global loads into a shared tile padded by
-/// 16 bytes every `P` elements ([`vector_window_phys`]); each thread then reads its window as
-/// 16-byte shared loads that are free of bank conflicts (8 consecutive threads hit 8 different
-/// 16-byte bank groups), and the tap loop runs whole chunks of `P` taps — the next `P` samples in
-/// one go, `P × P` fused multiply-adds on statically indexed registers, the window moving by
-/// renaming. Only the last chunk is masked to the real taps (a uniform branch per slot; a
-/// masked slot is skipped, never multiplied by zero, so an infinite sample cannot turn into
-/// NaN). Compared with [`register_blocked_shared`], removes the scalar shared loads, the
-/// padded-index arithmetic per load and the tail loops; compared with window loads from L1
-/// (stride `P · size` across the warp, a quarter to half of each 128-byte wavefront used), the
-/// shared reads use whole wavefronts. Blocks whose span or halo leaves their row compute each
-/// output on its own with border handling.
+/// Register blocking over a vector-read window: thread `t` computes the `P` consecutive flat
+/// outputs from `t·P` ([`VECTOR_WINDOW_OUTPUTS`]) and reads its window as 16-byte vectors, and the
+/// tap loop runs whole chunks of `P` taps — the next `P` samples in one go, `P × P` fused
+/// multiply-adds on statically indexed registers, the window moving by renaming. Compared with
+/// [`register_blocked_shared`], removes the scalar loads, the padded-index arithmetic per load and
+/// the tail loops.
+///
+/// Where the window comes from depends on the sample size ([`vector_window_from_shared`]):
+/// - 8-byte samples: the block stages `x[b0 − anchor ..][..span + P·chunks]` with 16-byte global
+///   loads into a shared tile padded by 16 bytes every `P` elements ([`vector_window_phys`]); the
+///   threads' 16-byte shared loads are then free of bank conflicts and use whole wavefronts
+///   (from L1, a warp's loads 64 bytes apart would use a quarter of each).
+/// - 4-byte samples: each thread loads its window straight from global memory (read-only, L1),
+///   no staging and no barrier. The loads start on the 16-byte boundary `skew` samples before the
+///   window, so the taps run shifted by `skew` and the first chunk's first `skew` slots are masked.
+///
+/// Masked slots (the first chunk's skew, the last chunk's tail) are skipped by a uniform branch,
+/// never multiplied by zero, so an infinite sample cannot turn into NaN. Blocks whose loads would
+/// leave their row compute each output on its own with border handling.
 ///
 /// # Safety
 /// As [`register_blocked`] with the constant bank holding the taps; dynamic shared memory holds
@@ -355,17 +360,20 @@ pub unsafe fn register_blocked_shared<T: Sample, const P: usize>(x: *const T, y:
 pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y: *mut T, a: Conv1dArgs<T>) {
     const { assert!(P as u32 == VECTOR_WINDOW_OUTPUTS) };
     let size = core::mem::size_of::<T>();
+    let from_shared = vector_window_from_shared(size);
     let lanes = T::LANES as usize;
     let span = CONV1D_BLOCK as u64 * P as u64;
     let b0 = block_idx() as u64 * span;
     let total = a.n * a.rows;
     let (_, i0) = split(b0.min(total - 1), &a);
-    let chunks = vector_window_chunks(a.taps) as usize;
-    let len = vector_window_tile(a.taps);
     let anchor = a.anchor as u64;
-    // Tile element k is x[b0 − anchor + k]; the staging loads start `skew` elements earlier, on a
-    // 16-byte boundary (b0 is a multiple of the lanes).
+    // Loads start `skew` elements before x[b0 − anchor], on a 16-byte boundary (b0 is a multiple
+    // of the lanes). Through the tile, element k is x[b0 − anchor + k] and the skew disappears;
+    // from L1 the taps run `skew` slots late.
     let skew = (lanes - a.anchor as usize % lanes) % lanes;
+    let shift = if from_shared { 0 } else { skew };
+    let chunks = vector_window_chunks(a.taps + shift as u32) as usize;
+    let len = span as usize + P * chunks; // window elements of the whole block, from its start
     let vectors = (len + skew).div_ceil(lanes) as u64;
     let inside = i0 >= anchor + skew as u64 && i0 - anchor - skew as u64 + vectors * lanes as u64 <= a.n;
     if !inside {
@@ -373,43 +381,68 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
         return unsafe { per_output::<T, P>(x, y, &a, &ConstantTaps, global_thread_idx() * P as u64) };
     }
     let t = thread_idx() as usize;
-    // SAFETY: the staged vectors lie inside the block's row (`inside`) and are 16-byte aligned;
-    // the host sized shared memory for `phys(len)` elements; every thread reaches the barrier.
+    // SAFETY: the loaded vectors lie inside the block's row (`inside`) and are 16-byte aligned;
+    // for the tile, the host sized shared memory for `phys(len)` elements and every thread
+    // reaches the barrier.
     unsafe {
+        let src = x.add((b0 - anchor - skew as u64) as usize) as *const [u32; 4];
         let tile: *mut T = dynamic_shared();
         let phys = |k: usize| vector_window_phys(k, size);
-        let src = x.add((b0 - anchor - skew as u64) as usize) as *const [u32; 4];
-        let mut v = t;
-        while v < vectors as usize {
-            let words = load_nc_v4(src.add(v));
-            for l in 0..lanes {
-                let k = (v * lanes + l).wrapping_sub(skew);
-                if k < len {
-                    tile.add(phys(k)).write(T::unpack(words, l));
+        if from_shared {
+            let mut v = t;
+            while v < vectors as usize {
+                let words = load_nc_v4(src.add(v));
+                for l in 0..lanes {
+                    let k = (v * lanes + l).wrapping_sub(skew);
+                    if k < len {
+                        tile.add(phys(k)).write(T::unpack(words, l));
+                    }
                 }
+                v += CONV1D_BLOCK as usize;
             }
-            v += CONV1D_BLOCK as usize;
+            sync_threads();
         }
-        sync_threads();
-        let read = |k: usize| gather::<T, P>(|v| load_shared_v4(tile.add(phys(k + v * lanes)) as *const [u32; 4]));
+        // Slots k, k + 1, .. of this thread's window (k a multiple of P). The tap loop is written
+        // out here rather than in a helper taking `read`: as a separate function LLVM shaped the
+        // loop before seeing the tile's constants, and the f64 kernel held 74 registers, not 56.
         let base = t * P;
-        let mut w = read(base);
+        let own = src.add(base / lanes);
+        let read = |k: usize| {
+            gather::<T, P>(|v| {
+                if from_shared {
+                    load_shared_v4(tile.add(phys(base + k + v * lanes)) as *const [u32; 4])
+                } else {
+                    load_nc_v4(own.add((k + v * lanes) / lanes))
+                }
+            })
+        };
+        let tap = |c: usize, m: usize| T::constant_tap(((c * P + m) as u32).wrapping_sub(shift as u32));
+        let last = a.taps as usize + shift - (chunks - 1) * P; // slots of the last chunk
+        let mut w = read(0);
         let mut acc = [T::ZERO; P];
-        let last = a.taps as usize - (chunks - 1) * P;
-        for c in 0..chunks {
-            let next = read(base + (c + 1) * P);
+        let mut first_full = 0;
+        if shift > 0 {
+            // The first chunk, masked from below (and from above when it is also the last).
+            let next = read(P);
+            let hi = if chunks == 1 { last } else { P };
+            chunk_fma::<T, P, true>(&mut acc, &w, &next, |m| tap(0, m), shift, hi);
+            w = next;
+            first_full = 1;
+        }
+        for c in first_full..chunks {
+            let next = read((c + 1) * P);
             if c + 1 < chunks || last == P {
-                chunk_fma::<T, P, false>(&mut acc, &w, &next, |m| T::constant_tap((c * P + m) as u32), P);
+                chunk_fma::<T, P, false>(&mut acc, &w, &next, |m| tap(c, m), 0, P);
             } else {
-                chunk_fma::<T, P, true>(&mut acc, &w, &next, |m| T::constant_tap((c * P + m) as u32), last);
+                chunk_fma::<T, P, true>(&mut acc, &w, &next, |m| tap(c, m), 0, last);
             }
             w = next;
         }
-        store_core::<T, P>(y.add(b0 as usize + base), &acc);
+        store_core::<T, P>(y.add((b0 + t as u64 * P as u64) as usize), &acc);
     }
 }
 
-/// One chunk of `P` taps over a sliding register window: tap `tap(m)` for `m < hi` (all `P`
+/// One chunk of `P` taps over a sliding register window: tap `tap(m)` for `lo ≤ m < hi` (all `P`
 /// unless `MASKED`), output `j` taking sample `j + m` of the pair `w ++ next`. Every index is
 /// static, so the window moves by register renaming.
 #[inline(always)]
@@ -418,10 +451,11 @@ fn chunk_fma<T: Sample, const P: usize, const MASKED: bool>(
     w: &[T; P],
     next: &[T; P],
     tap: impl Fn(usize) -> T,
+    lo: usize,
     hi: usize,
 ) {
     crate::unroll!(P, |m| {
-        if !MASKED || m < hi {
+        if !MASKED || (lo <= m && m < hi) {
             let t = tap(m);
             crate::unroll!(P, |j| {
                 let r = j + m;
@@ -473,7 +507,7 @@ fn sweep_right<T: Sample, const P: usize, const GROUPED: bool>(
         if e + p <= right {
             next[P - 1] = after(e + p - 1);
         }
-        chunk_fma::<T, P, false>(acc, &w, &next, |c| taps.get(a.anchor + e + c as u32), P);
+        chunk_fma::<T, P, false>(acc, &w, &next, |c| taps.get(a.anchor + e + c as u32), 0, P);
         w = next;
         e += p;
     }

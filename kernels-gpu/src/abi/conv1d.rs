@@ -44,6 +44,15 @@ pub const fn vector_window_tile(taps: u32) -> usize {
     (CONV1D_BLOCK * VECTOR_WINDOW_OUTPUTS + VECTOR_WINDOW_OUTPUTS * vector_window_chunks(taps)) as usize
 }
 
+/// Whether the vector-window step reads its window through a shared tile (8-byte samples) or
+/// straight from global memory through L1 (4-byte samples). A warp's 16-byte window loads lie
+/// `8 · size` bytes apart: 4-byte samples use half of each L1 wavefront and L1 keeps up (f32
+/// 2^27 × 31 taps on the H100: 85.7% of copy from L1, 80.8% through the tile); 8-byte samples use
+/// a quarter, and the L1 wavefronts become the limit (f64: 74.5% from L1, 91.3% through the tile).
+pub const fn vector_window_from_shared(elem_size: usize) -> bool {
+    elem_size >= 8
+}
+
 /// Physical index of tile element `k`: one 16-byte pad after every 8 elements, so the 16-byte
 /// loads of 8 consecutive threads (64 or 32 bytes apart) fall in 8 different bank groups.
 pub const fn vector_window_phys(k: usize, elem_size: usize) -> usize {
@@ -160,7 +169,9 @@ impl Conv1dStep {
                 let len = CONV1D_BLOCK as usize * p + taps as usize - 1;
                 (len + (len - 1) / p) * elem_size
             }
-            Conv1dStep::RegisterBlockedVector => vector_window_phys(vector_window_tile(taps), elem_size) * elem_size,
+            Conv1dStep::RegisterBlockedVector if vector_window_from_shared(elem_size) => {
+                vector_window_phys(vector_window_tile(taps), elem_size) * elem_size
+            }
             _ => 0,
         }
     }
