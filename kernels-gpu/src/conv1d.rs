@@ -38,8 +38,13 @@ pub trait Sample: Vec16 {
     /// # Safety
     /// As [`Sample::load`], and no thread of the kernel writes `*p`.
     unsafe fn load_nc(p: *const Self) -> Self;
+    /// The tap at byte `offset` of the constant bank (caller keeps it inside the bank, aligned).
+    fn constant_tap_at(offset: u64) -> Self;
     /// Tap `k` of the constant bank (caller keeps `k` inside the bank).
-    fn constant_tap(k: u32) -> Self;
+    #[inline(always)]
+    fn constant_tap(k: u32) -> Self {
+        Self::constant_tap_at(k as u64 * core::mem::size_of::<Self>() as u64)
+    }
     /// Packs `LANES` values, `lane(0)` first in memory, into the four words of a 16-byte store.
     fn pack(lane: impl FnMut(usize) -> Self) -> [u32; 4];
     /// Value `l < LANES` of the four words of a 16-byte load (inverse of [`Sample::pack`]).
@@ -62,8 +67,8 @@ impl Sample for f32 {
         f32::from_bits(crate::load_nc!(p as *const u32, u32))
     }
     #[inline(always)]
-    fn constant_tap(k: u32) -> f32 {
-        f32::from_bits(bank_u32(4 * k as u64))
+    fn constant_tap_at(offset: u64) -> f32 {
+        f32::from_bits(bank_u32(offset))
     }
     #[inline(always)]
     fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
@@ -96,8 +101,8 @@ impl Sample for f64 {
         f64::from_bits(crate::load_nc!(p as *const u64, u64))
     }
     #[inline(always)]
-    fn constant_tap(k: u32) -> f64 {
-        f64::from_bits(bank_u64(8 * k as u64))
+    fn constant_tap_at(offset: u64) -> f64 {
+        f64::from_bits(bank_u64(offset))
     }
     #[inline(always)]
     fn pack(mut lane: impl FnMut(usize) -> f64) -> [u32; 4] {
@@ -416,7 +421,13 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
                 }
             })
         };
-        let tap = |c: usize, m: usize| T::constant_tap(((c * P + m) as u32).wrapping_sub(shift as u32));
+        // Tap c·P + m − shift as the chunk's byte base plus a constant offset, so that each tap
+        // is one constant load with an immediate offset (a u32 tap index cost three uniform
+        // instructions per tap). Slots before tap 0 wrap, but are masked and never loaded.
+        let tap = |c: usize, m: usize| {
+            let chunk = ((c * P) as u64).wrapping_sub(shift as u64).wrapping_mul(size as u64);
+            T::constant_tap_at(chunk.wrapping_add((m * size) as u64))
+        };
         let last = a.taps as usize + shift - (chunks - 1) * P; // slots of the last chunk
         let mut w = read(0);
         let mut acc = [T::ZERO; P];
