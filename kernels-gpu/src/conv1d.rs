@@ -8,7 +8,7 @@
 //! | shared tile | constant bank | shared memory | 1 | `taps` global reads per output: each sample is read from DRAM/L2 once per block |
 //! | register blocked | constant bank | 16-byte loads + sliding registers | 4 (f64) / 8 (f32) | the shared round trip and barrier; scalar 8-byte accesses |
 //! | register blocked, shared | constant bank | 16-byte loads, halo slides from a padded shared tile | 4 (f64) / 8 (f32) | uncoalesced L1 halo loads (long filters) |
-//! | register blocked, vector | constant bank | 16-byte loads from a padded shared tile, whole tap chunks | 8 | scalar shared loads, window shifts and tap tails |
+//! | register blocked, vector | constant bank | 16-byte loads (f64: from a padded shared tile; f32: from L1), whole tap chunks | 8 | scalar loads, window shifts and tap tails |
 //!
 //! All steps share the per-output border handling ([`correlate_point`]): an output whose window
 //! lies inside its row reads it directly, one whose window crosses an end maps every position
@@ -19,7 +19,7 @@
 use crate::abi::border::BorderMode;
 use crate::abi::conv1d::{
     CONV1D_BLOCK, Conv1dArgs, VECTOR_WINDOW_OUTPUTS, register_block_outputs, vector_window_chunks,
-    vector_window_from_shared, vector_window_phys, vector_window_tile,
+    vector_window_from_shared, vector_window_phys,
 };
 use crate::device::*;
 
@@ -378,7 +378,8 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
     let skew = (lanes - a.anchor as usize % lanes) % lanes;
     let shift = if from_shared { 0 } else { skew };
     let chunks = vector_window_chunks(a.taps + shift as u32) as usize;
-    let len = span as usize + P * chunks; // window elements of the whole block, from its start
+    // The block's window slots: `vector_window_tile(taps + shift)`, the tile the host sizes.
+    let len = span as usize + P * chunks;
     let vectors = (len + skew).div_ceil(lanes) as u64;
     let inside = i0 >= anchor + skew as u64 && i0 - anchor - skew as u64 + vectors * lanes as u64 <= a.n;
     if !inside {
