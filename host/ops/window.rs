@@ -792,17 +792,17 @@ impl<T: WindowElement> BoxPlan<T> {
             instance.output_sizes(),
         )
         .bytes;
-        let fused_fits = !T::FLOAT
-            && win_w as u64 <= FUSED_MAX_WIDTH
-            && n <= T::FUSED_MAX_WINDOW
-            && height.max(width).max(win_h) < FUSED_MAX_SIDE
-            && shared <= optin;
+        // The first limit each one-pass variant's box exceeds, as its error (`None`: it fits).
+        let side = height.max(width).max(win_h);
+        let one_pass_limit = |variant: BoxVariant, max_w: usize, shared: usize| {
+            (win_w > max_w || n > T::FUSED_MAX_WINDOW || side >= FUSED_MAX_SIDE || shared > optin)
+                .then(|| one_pass_refusal(variant, (win_w, max_w), (n, T::FUSED_MAX_WINDOW), side))
+        };
+        let fused_limit = one_pass_limit(BoxVariant::Fused, FUSED_MAX_WIDTH as usize, shared);
+        let fused_fits = !T::FLOAT && fused_limit.is_none();
         let has_warp = instance.warp_name().is_some();
-        let warp_fits = has_warp
-            && win_w as u32 <= WARP_BOX_MAX_WIDTH
-            && n <= T::FUSED_MAX_WINDOW
-            && height.max(width).max(win_h) < FUSED_MAX_SIDE
-            && WARP_BOX_SHARED <= optin;
+        let warp_limit = one_pass_limit(BoxVariant::WarpPrefix, WARP_BOX_MAX_WIDTH as usize, WARP_BOX_SHARED);
+        let warp_fits = has_warp && warp_limit.is_none();
         let variant = match variant {
             BoxVariant::Auto
                 if warp_fits && win_w as u64 > WARP_AUTO_MIN_WIDTH && win_w as u64 <= FUSED_AUTO_MAX_WIDTH =>
@@ -819,14 +819,6 @@ impl<T: WindowElement> BoxPlan<T> {
                         .into(),
                 });
             }
-            BoxVariant::Fused if !fused_fits => {
-                return Err(one_pass_refusal(
-                    BoxVariant::Fused,
-                    (win_w, FUSED_MAX_WIDTH as usize),
-                    (n, T::FUSED_MAX_WINDOW),
-                    height.max(width).max(win_h),
-                ));
-            }
             BoxVariant::WarpPrefix if !has_warp => {
                 return Err(Error::Unsupported {
                     variant: BoxVariant::WarpPrefix.name(),
@@ -837,16 +829,16 @@ impl<T: WindowElement> BoxPlan<T> {
                     ),
                 });
             }
-            BoxVariant::WarpPrefix if !warp_fits => {
-                return Err(one_pass_refusal(
-                    BoxVariant::WarpPrefix,
-                    (win_w, WARP_BOX_MAX_WIDTH as usize),
-                    (n, T::FUSED_MAX_WINDOW),
-                    height.max(width).max(win_h),
-                ));
-            }
             v => v,
         };
+        let limit = match variant {
+            BoxVariant::Fused => fused_limit,
+            BoxVariant::WarpPrefix => warp_limit,
+            _ => None,
+        };
+        if let Some(e) = limit {
+            return Err(e);
+        }
         let (mode, cval) = border_of::<T>(border);
         let total = planes * height * width;
         let mut args = BoxArgs {
