@@ -83,6 +83,27 @@ pub fn trials() -> Vec<Trial> {
             }
             Ok(())
         }),
+        Trial::test("ptx::launch_bounds_reach_their_entries", || {
+            // Each `launch_bounds!` marker must have become its entry's directives (build.rs).
+            let mut marked = Vec::new();
+            for line in PTX.lines() {
+                let Some(rest) = line.trim().strip_prefix("// gpuprims:launch_bounds ") else {
+                    continue;
+                };
+                let [symbol, threads, blocks] = rest.split_whitespace().collect::<Vec<_>>()[..] else {
+                    return Err(format!("malformed marker {line:?}").into());
+                };
+                expect_in(&[symbol], &format!(".maxntid {threads}, 1, 1"))?;
+                expect_in(&[symbol], &format!(".minnctapersm {blocks}"))?;
+                marked.push(symbol);
+            }
+            let vector_f32 = Conv1dType::f32.names()[Conv1dStep::RegisterBlockedVector.index()];
+            if marked.contains(&vector_f32) {
+                Ok(())
+            } else {
+                Err(format!("{vector_f32} lost its launch bounds (markers: {marked:?})").into())
+            }
+        }),
         Trial::test("ptx::no_local_memory", || {
             if PTX.contains("ld.local") || PTX.contains("st.local") {
                 Err("some kernel uses local memory (a register array spilled?)".into())

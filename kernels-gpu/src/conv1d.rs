@@ -353,6 +353,8 @@ pub unsafe fn register_blocked_shared<T: Sample, const P: usize>(x: *const T, y:
 /// - 4-byte samples: each thread loads its window straight from global memory (read-only, L1),
 ///   no staging and no barrier. The loads start on the 16-byte boundary `skew` samples before the
 ///   window, so the taps run shifted by `skew` and the first chunk's first `skew` slots are masked.
+///   Its launch bounds ask for 6 blocks per SM (40 registers, 48 warps): the kernel is
+///   issue-bound, and the extra warps fill cycles in which no warp was eligible.
 ///
 /// Masked slots (the first chunk's skew, the last chunk's tail) are skipped by a uniform branch,
 /// never multiplied by zero, so an infinite sample cannot turn into NaN. Blocks whose loads would
@@ -690,3 +692,9 @@ macro_rules! conv1d_entries {
 }
 
 crate::for_each_conv1d_type!(conv1d_entries);
+
+// The f32 vector rung is issue-bound (ncu: 0.80 warps issued per scheduler per cycle): at the 42
+// registers it takes by itself, 5 blocks (40 warps) fit an SM; 6 blocks cap it at 40 registers,
+// without spills, and give the schedulers 48 warps. H100, 2^27 x 31 taps, one device call:
+// 420.4 -> 406.3 us (docs/PERFORMANCE.md). f64 (56 registers, 4 blocks) keeps its own allocation.
+crate::launch_bounds!(crate::conv1d_kernel_name!(f32, "register_blocked_vector"), 256, 6);
