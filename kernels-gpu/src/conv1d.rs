@@ -452,7 +452,7 @@ pub unsafe fn register_blocked_vector<T: Sample, const P: usize>(x: *const T, y:
             }
             w = next;
         }
-        store_core::<T, P>(y.add((b0 + t as u64 * P as u64) as usize), &acc);
+        store_core::<T, P>(y.add(b0 as usize + base), &acc);
     }
 }
 
