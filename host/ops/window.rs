@@ -179,7 +179,7 @@ pub enum BoxVariant {
     /// barely grows with the window; but at 16 warps per SM (128 registers) it is latency-bound
     /// and slower than `Fused` up to 31 columns (docs/PERFORMANCE.md).
     WarpPrefix,
-    /// For integers: `Fused` up to 64 columns wide, except u8 windows 32–64 wide, which run
+    /// For integers: `Fused` up to 64 columns wide, except u8 windows 32–129 wide, which run
     /// `WarpPrefix`; else `Separable` (the crossovers measured on the H100: docs/PERFORMANCE.md).
     #[default]
     Auto,
@@ -754,9 +754,10 @@ fn one_pass_strip(columns: u64, height: u64, h: u32, min_h: u64, wave: u64) -> u
 /// this.
 const FUSED_MAX_SIDE: usize = 1 << 29;
 
-/// `Auto` runs the warp-prefix box (u8) for windows wider than this, up to
-/// [`FUSED_AUTO_MAX_WIDTH`]: measured on the H100 (u8 8192², docs/PERFORMANCE.md), it is slower
-/// than the fused box at 5, 15 and 31 columns and faster at 63.
+/// `Auto` runs the warp-prefix box (u8) for windows wider than this, as wide as it takes
+/// (`WARP_BOX_MAX_WIDTH`): measured on the H100 (u8 8192², docs/PERFORMANCE.md), it is slower
+/// than the fused box at 5, 15 and 31 columns, faster than both others at 63 (753 µs against
+/// fused 1063 and separable 1289) and at 127 (1243 µs against separable 1290).
 const WARP_AUTO_MIN_WIDTH: u64 = 31;
 
 /// `Auto` runs the fused box up to this window width (its horizontal sums cost `w` shared loads
@@ -804,11 +805,7 @@ impl<T: WindowElement> BoxPlan<T> {
         let warp_limit = one_pass_limit(BoxVariant::WarpPrefix, WARP_BOX_MAX_WIDTH as usize, WARP_BOX_SHARED);
         let warp_fits = has_warp && warp_limit.is_none();
         let variant = match variant {
-            BoxVariant::Auto
-                if warp_fits && win_w as u64 > WARP_AUTO_MIN_WIDTH && win_w as u64 <= FUSED_AUTO_MAX_WIDTH =>
-            {
-                BoxVariant::WarpPrefix
-            }
+            BoxVariant::Auto if warp_fits && win_w as u64 > WARP_AUTO_MIN_WIDTH => BoxVariant::WarpPrefix,
             BoxVariant::Auto if fused_fits && win_w as u64 <= FUSED_AUTO_MAX_WIDTH => BoxVariant::Fused,
             BoxVariant::Auto => BoxVariant::Separable,
             BoxVariant::Fused if T::FLOAT => {
