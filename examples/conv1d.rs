@@ -77,6 +77,15 @@ fn mean_filter<T: Conv1dElement>(gpu: Option<(&Gpu, f64)>, n: usize, width: usiz
     support::print_table(&title, &rows, serial, rayon);
     let moving_us = (bytes * n) as f64 / (copy * 1e3);
     println!("moving these bytes at the copy bandwidth: {moving_us:.2} µs");
+    // The copy of exactly these bytes (a d2d memcpy of the input's size), in the same run: the
+    // ceiling at this size, fixed costs included.
+    match gpu.copy_bandwidth_gbps(size_of::<T>() * n, 50) {
+        Ok(gbps) => println!(
+            "device-to-device copy of the same bytes: {:.2} µs ({gbps:.0} GB/s)",
+            (bytes * n) as f64 / (gbps * 1e3)
+        ),
+        Err(e) => fail(e),
+    }
     rows.iter().any(|r| !r.ok)
 }
 

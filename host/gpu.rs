@@ -49,7 +49,7 @@ pub struct DeviceProps {
 ///   context (another device) is [`Error::ForeignContext`].
 /// - Dropping a handle with work in flight is safe: buffers keep their stream alive and are freed
 ///   in its order.
-/// - State kept between launches is per plan (scratch images, a reduction's partials and ticket)
+/// - State kept between launches is per plan (scratch images, a reduction's partials and finish buffer)
 ///   or shared under a protocol (the constant bank: its contents are ordered across
 ///   streams with events), so ops of every family may run on several streams of one `Gpu` at once.
 pub struct Gpu {
@@ -291,7 +291,10 @@ impl Drop for StreamOrder {
 }
 
 /// Fills every byte of `buf` with `byte`, ordered on `gpu`'s stream.
-pub(crate) fn poison_bytes<T>(gpu: &Gpu, buf: &CudaSlice<T>, byte: u8) -> Result<()> {
+pub(crate) fn poison_bytes<T, B>(gpu: &Gpu, buf: &B, byte: u8) -> Result<()>
+where
+    B: cudarc::driver::DevicePtr<T> + cudarc::driver::DeviceSlice<T>,
+{
     let bytes = buf.num_bytes();
     let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, gpu.stream());
     // SAFETY: `ptr` addresses `bytes` bytes of this live allocation; the memset is ordered on the

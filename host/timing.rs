@@ -7,7 +7,9 @@
 //! behind it, so the events measure the GPU's work (its launch processing included) and not the
 //! host's API latency — nvbench's "cold GPU time", with a timer in place of its host flag. The
 //! hold is sized from the warm-up enqueue times and doubled until every run's enqueue finished
-//! well inside it. [`TimedAs::WithHostLatency`] times the other way (events around the
+//! well inside it. The host waits for each run's end event before enqueueing the next run, so
+//! no later work sits in the queue while a run is timed (queued work behind the end event added
+//! ~0.7 µs to short kernels). [`TimedAs::WithHostLatency`] times the other way (events around the
 //! host's enqueue, the GPU idle meanwhile), which is what one isolated op call costs;
 //! [`Gpu::launch_floor`] reports both for an empty kernel.
 
@@ -69,8 +71,8 @@ impl Gpu {
 
     /// Times `launch(run)` after `warmup` untimed calls. Before each run, `prepare(run)` enqueues
     /// untimed work (poison the output, …); then (for [`TimedAs::GpuTime`]) the stream is held,
-    /// and the launch is enqueued between two events. The host synchronizes once, after the last
-    /// run.
+    /// and the launch is enqueued between two events. The host waits for each run's end event
+    /// before the next run.
     pub fn time_launches_as(
         &self,
         timed_as: TimedAs,
@@ -107,6 +109,10 @@ impl Gpu {
                 // The hold began no earlier than its enqueue: if the enqueue of the whole region
                 // took well under the hold, the GPU could not reach the start event first.
                 late |= held && t.elapsed() * 4 > hold * 3;
+                // Each run ends before the next is enqueued: with the next run's hold and events
+                // already queued behind it, an empty kernel read 3.87 µs instead of 3.14 µs on
+                // the H100 (CUDA C, same events; docs/PERFORMANCE.md).
+                end.synchronize()?;
                 events.push((start, end));
             }
             self.synchronize()?;

@@ -225,7 +225,66 @@ pub fn trials() -> Vec<Trial> {
         "gpu::reduce::api::bad_launch_arguments".into(),
         api_bad_arguments,
     ));
+    t.push(gpu_trial(
+        "gpu::reduce::plan_reused_with_poison".into(),
+        plan_reused_with_poison,
+    ));
     t
+}
+
+/// One plan enqueued again and again on fresh inputs, poisoned before each launch, its result
+/// bit-equal to a single-thread plan's on the same input. Exact integer sums alternate between
+/// step 8's two limb slots, so this checks that each launch leaves the next one's slot zeroed,
+/// that the poison never reaches the slot a launch adds into, and that two launches in a row
+/// report the second; a max of f64 checks the same for the ticket.
+fn plan_reused_with_poison(gpu: &Gpu) -> Result<(), Failed> {
+    use gpuprims::abi::reduce::{Max, MeanVar, Sum, SumSq};
+    reuse::<SumSq<i32>>(gpu)?;
+    reuse::<Sum<i32>>(gpu)?;
+    reuse::<SumSq<u8>>(gpu)?;
+    reuse::<MeanVar<u32>>(gpu)?;
+    reuse::<Max<f64>>(gpu)
+}
+
+fn reuse<R: HostReducer>(gpu: &Gpu) -> Result<(), Failed>
+where
+    R::In: Gen,
+    R::Acc: PartialEq + std::fmt::Debug,
+{
+    let name = std::any::type_name::<R>();
+    for (n, max_blocks) in [(300_001, None), (70_000, Some(3)), (1000, None)] {
+        let policy = ReducePolicy {
+            max_blocks,
+            ..ReducePolicy::default()
+        };
+        let plan = ReduceLaunch::<R>::new(gpu, n, ReduceVariant::Auto, policy)?;
+        let serial = ReduceLaunch::<R>::new(gpu, n, ReduceVariant::SingleThread, policy)?;
+        for round in 0..5u64 {
+            let x = R::In::make(Pattern::Random, n, round << 32 | n as u64);
+            let input = gpu.stream().clone_htod(&x).map_err(|e| e.to_string())?;
+            plan.poison(gpu)?;
+            plan.enqueue(gpu, &input)?;
+            if round == 3 {
+                // Two launches in a row on different inputs: the result is the second's.
+                let y = R::In::make(Pattern::Random, n, 77 + round);
+                let other = gpu.stream().clone_htod(&y).map_err(|e| e.to_string())?;
+                plan.enqueue(gpu, &other)?;
+                plan.enqueue(gpu, &input)?;
+            }
+            let got = plan.result(gpu)?;
+            serial.poison(gpu)?;
+            serial.enqueue(gpu, &input)?;
+            let want = serial.result(gpu)?;
+            if got != want {
+                return Err(format!(
+                    "{name}, n = {n}, grid {}, round {round}: {got:?} != {want:?}",
+                    plan.grid()
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn api_views(gpu: &Gpu) -> Result<(), Failed> {

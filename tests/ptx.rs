@@ -46,7 +46,15 @@ pub fn trials() -> Vec<Trial> {
                 expect_in(&n[4..7], "st.shared")?; // steps 5–7 park partials in shared memory
                 expect_in(&n[6..8], "shfl.sync.down")?; // steps 7–8 finish warps by shuffles
                 expect_in(&n[7..8], "ld.global.nc.v4.u32")?; // step 8: 16-byte read-only loads
-                expect_in(&n[7..8], "atom.acq_rel.gpu.global.add.u32")?; // step 8: last-block ticket
+                // step 8: exact integer sums add atomic limbs, the others take the last-block ticket
+                let s8 = body(n[7]).ok_or(format!("{} missing", n[7]))?;
+                let (limbs, ticket) = (
+                    s8.contains("red.relaxed.gpu.global.add.u64"),
+                    s8.contains("atom.acq_rel.gpu.global.add.u32"),
+                );
+                if limbs == ticket {
+                    return Err(format!("{}: atomic limbs {limbs}, ticket {ticket} (want exactly one)", n[7]).into());
+                }
             }
             for ty in Conv1dType::ALL {
                 let n = ty.names();

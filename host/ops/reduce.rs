@@ -14,12 +14,18 @@
 //! Empty input: `sum` and `sum_of_squares` are 0; `min`, `max`, `mean_variance` return
 //! [`Error::EmptyInput`]. NaN: sums propagate it as IEEE arithmetic does; `min`/`max` return NaN
 //! if any element is NaN (numpy's `min`/`max`, not `fmin`/`fmax`). The same input gives the same
-//! bits on every run and every variant ordering is fixed (no float atomics).
+//! bits on every run and every variant ordering is fixed (no float atomics; step 8 combines exact
+//! integer sums with integer atomics, whose order cannot change the result).
+
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
+use crate::abi::reduce::{
+    AtomicLimbs, FINISH_WORDS, LIMB_SLOT_WORDS, Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer,
+    VEC_LOADS_IN_FLIGHT, W128,
+};
 use crate::abi::reduce::{Max, MeanVar, Min, Sum, SumSq};
-use crate::abi::reduce::{Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer, VEC_LOADS_IN_FLIGHT, W128};
 use crate::array::DeviceInput;
 use crate::error::{Error, Result};
 use crate::family::Family;
@@ -117,14 +123,16 @@ pub enum ReduceVariant {
     /// conflicts, 5 barriers. Bottleneck: scalar 4-byte loads, few bytes in flight per thread.
     SharedTreeSequential,
     /// 8 — 16-byte read-only loads (4 in flight per thread, each warp load 512 contiguous bytes
-    /// of a block's 16 KiB tile), warp shuffles, last-block-done finish in the same launch.
-    /// Removes: load-issue limits and the host round trip.
+    /// of a block's 16 KiB tile), warp shuffles, and the cross-block finish in the same launch:
+    /// exact integer sums add each block's partial into atomic 64-bit limbs (no block waits),
+    /// the others take a last-block-done ticket. Removes: load-issue limits and the host round
+    /// trip.
     WarpShuffleVec,
     /// Step 8 at every size: the only one-launch variant with no host combine. Its grid follows
-    /// the input (one 16 KiB tile per block, up to one full wave), so up to 4 KiB of input is one
-    /// block that writes the result without the ticket. On the H100 it is the fastest from 2^20
-    /// elements up; below, steps 4 and 7 post slightly lower kernel times because their host
-    /// combine is not timed (docs/PERFORMANCE.md).
+    /// the input (one 16 KiB tile per block up to one full wave; inputs of fewer tiles than SMs
+    /// one vector per thread), so up to 4 KiB of input is one block that writes the result
+    /// directly. On the H100 (sum of squares of i32, GPU time): 3.9 µs at 2^16 elements (1.27×
+    /// an empty kernel), 5.8 µs at 2^20, and faster than CUB at 2^28 (docs/PERFORMANCE.md).
     #[default]
     Auto,
 }
@@ -186,17 +194,23 @@ pub struct ReducePolicy {
     pub max_blocks: Option<u32>,
 }
 
-/// One prepared reduction launch: kernel, grid, the partials buffer and step 8's ticket, reusable
-/// across inputs of the same length (the examples and the benchmark time
-/// [`ReduceLaunch::enqueue`] alone). The buffers are the plan's, so reductions on several streams
-/// never share a ticket; launches of one plan from two streams are ordered (see [`Gpu`]).
+/// One prepared reduction launch: kernel, grid, the partials buffer and step 8's finish buffer
+/// (ticket or atomic limbs), reusable across inputs of the same length (the examples and the
+/// benchmark time [`ReduceLaunch::enqueue`] alone). [`ReduceLaunch::result`] returns the last
+/// enqueued launch's result. The buffers are the plan's, so reductions on several streams never
+/// share a ticket; launches of one plan from two streams are ordered (see [`Gpu`]).
 pub struct ReduceLaunch<R: HostReducer> {
     step: ReduceStep,
     cfg: LaunchConfig,
     n: usize,
     partials: CudaSlice<R::Acc>,
-    /// Step 8's last-block ticket: zero between launches (each launch's last block resets it).
-    ticket: CudaSlice<u32>,
+    /// Step 8's finish buffer (`FINISH_WORDS` u64, zeroed at allocation): the last-block ticket,
+    /// zero between launches (each launch's last block resets it), or for [`AtomicLimbs`]
+    /// accumulators two limb slots — the next launch's slot is zero, the last launch's holds its
+    /// result.
+    finish: CudaSlice<u64>,
+    /// The limb slot the next step-8 launch adds into (it zeroes the other one).
+    parity: AtomicU32,
 }
 
 impl<R: HostReducer> ReduceLaunch<R> {
@@ -221,13 +235,20 @@ impl<R: HostReducer> ReduceLaunch<R> {
             None => {
                 // At least one element per thread; step 8: one tile (VEC_LOADS_IN_FLIGHT 16-byte
                 // vectors per thread) per block, so a small input is one trip of few blocks, and
-                // up to 4 KiB of input is one block with no ticket.
+                // up to 4 KiB of input is one block with no ticket. An input of fewer tiles than
+                // SMs is spread instead, one vector per thread (the kernel sees a grid larger than
+                // its tiles): 2^16 i32 as 64 blocks rather than 16 took 3.74 µs instead of 3.87 in
+                // the CUDA C probe (docs/PERFORMANCE.md).
+                let lanes = 16 / size_of::<R::In>() as u64;
                 let per_thread = if step == ReduceStep::WarpShuffleVec {
-                    16 / size_of::<R::In>() as u64 * VEC_LOADS_IN_FLIGHT
+                    lanes * VEC_LOADS_IN_FLIGHT
                 } else {
                     1
                 };
-                let wanted = (n as u64).div_ceil(per_thread * REDUCE_BLOCK as u64);
+                let mut wanted = (n as u64).div_ceil(per_thread * REDUCE_BLOCK as u64);
+                if step == ReduceStep::WarpShuffleVec && wanted > 1 && wanted < gpu.props().sm_count as u64 {
+                    wanted = (n as u64).div_ceil(lanes * REDUCE_BLOCK as u64);
+                }
                 let per_sm = match policy.blocks_per_sm {
                     Some(b) => b,
                     None => gpu
@@ -248,13 +269,14 @@ impl<R: HostReducer> ReduceLaunch<R> {
         // SAFETY: every accumulator the host reads back is written by the kernel first
         // (partial_count covers exactly what the step writes).
         let partials = unsafe { gpu.stream().alloc::<R::Acc>(step.partial_count(grid)) }?;
-        let ticket = gpu.stream().alloc_zeros::<u32>(1)?;
+        let finish = gpu.stream().alloc_zeros::<u64>(FINISH_WORDS)?;
         Ok(ReduceLaunch {
             step,
             cfg,
             n,
             partials,
-            ticket,
+            finish,
+            parity: AtomicU32::new(0),
         })
     }
 
@@ -263,10 +285,24 @@ impl<R: HostReducer> ReduceLaunch<R> {
         self.cfg.grid_dim.0
     }
 
-    /// Fills the partials with a 0xA5 byte pattern, so a partial the kernel failed to write shows.
+    /// Whether this launch's blocks meet through atomic limbs (step 8, more than one block, an
+    /// exact integer accumulator) rather than through `partials`.
+    fn uses_limbs(&self) -> bool {
+        self.step == ReduceStep::WarpShuffleVec && self.grid() > 1 && <R::Acc as AtomicLimbs>::COUNT > 0
+    }
+
+    /// Fills the partials with a 0xA5 byte pattern, so a partial the kernel failed to write shows;
+    /// with atomic limbs, also the slot the next launch must zero (the slot it adds into must
+    /// stay zero, and a launch that does not run leaves the result at zero, which shows too).
     pub fn poison(&self, gpu: &Gpu) -> Result<()> {
         let _order = gpu.order_after([self.partials.stream()])?;
-        crate::gpu::poison_bytes(gpu, &self.partials, 0xA5)
+        crate::gpu::poison_bytes(gpu, &self.partials, 0xA5)?;
+        if self.uses_limbs() {
+            let stale = 1 - self.parity.load(Ordering::Relaxed) as usize;
+            let range = stale * LIMB_SLOT_WORDS..(stale + 1) * LIMB_SLOT_WORDS;
+            crate::gpu::poison_bytes(gpu, &self.finish.slice(range), 0xA5)?;
+        }
+        Ok(())
     }
 
     /// Enqueues the kernel on `input` (its first `n` elements). Asynchronous.
@@ -286,16 +322,24 @@ impl<R: HostReducer> ReduceLaunch<R> {
                 });
             }
         }
-        let args = ReduceArgs { n: self.n as u64 };
+        // Flip the limb slot for the next launch (unused by the other steps and reducers).
+        let parity = self.parity.fetch_xor(1, Ordering::Relaxed);
+        let args = ReduceArgs {
+            n: self.n as u64,
+            parity,
+            _pad: 0,
+        };
         let kernels = gpu.family::<ReduceKernels>()?;
         let _order = gpu.order_after([input.stream(), self.partials.stream()])?;
         let mut launch = gpu.stream().launch_builder(kernels.function(R::INSTANCE, self.step));
-        launch.arg(input).arg(&args).arg(&self.partials).arg(&self.ticket);
+        launch.arg(input).arg(&args).arg(&self.partials).arg(&self.finish);
         // SAFETY: the argument list matches `(input: *const In, args: ReduceArgs, partials: *mut
-        // Acc, ticket: *mut u32)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1
+        // Acc, finish: *mut u64)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1
         // elements (checked above) and is 16-byte aligned for step 8; `partials` holds
-        // `partial_count(grid)` accumulators; the ticket is one u32, zero between launches; the
-        // grid shape and dynamic shared memory come from the same `ReduceStep` the kernel assumes.
+        // `partial_count(grid)` accumulators; `finish` holds FINISH_WORDS u64 whose ticket is zero
+        // between launches and whose slot `parity` is zero (the previous launch zeroed it, or the
+        // allocation did); the grid shape and dynamic shared memory come from the same
+        // `ReduceStep` the kernel assumes.
         unsafe { launch.launch(self.cfg) }?;
         Ok(())
     }
@@ -304,6 +348,13 @@ impl<R: HostReducer> ReduceLaunch<R> {
     /// in-order combine of the partials of steps 1–7 (as the tutorial finishes on the CPU).
     pub fn result(&self, gpu: &Gpu) -> Result<R::Acc> {
         let _order = gpu.order_after([self.partials.stream()])?;
+        if self.uses_limbs() {
+            let last = 1 - self.parity.load(Ordering::Relaxed) as usize;
+            let finish = gpu.stream().clone_dtoh(&self.finish)?;
+            let mut limbs = [0u64; LIMB_SLOT_WORDS];
+            limbs.copy_from_slice(&finish[last * LIMB_SLOT_WORDS..(last + 1) * LIMB_SLOT_WORDS]);
+            return Ok(R::Acc::from_limbs(limbs));
+        }
         let partials = gpu.stream().clone_dtoh(&self.partials)?;
         Ok(match self.step {
             ReduceStep::WarpShuffleVec => *partials.last().expect("grid + 1 ≥ 1 partials"),

@@ -23,6 +23,11 @@ pub const VEC_LOADS_IN_FLIGHT: u64 = 4;
 pub struct ReduceArgs {
     /// Number of input elements (64-bit: inputs may exceed 2^32 elements).
     pub n: u64,
+    /// Step 8 with an [`AtomicLimbs`] accumulator: which of the two limb slots of the finish
+    /// buffer this launch adds into (0 or 1; the launch zeroes the other). Ignored otherwise.
+    pub parity: u32,
+    /// Explicit padding (the struct crosses the boundary by value).
+    pub _pad: u32,
 }
 
 /// One rung of the reduction ladder. The numbering is the tutorial's.
@@ -43,7 +48,8 @@ pub enum ReduceStep {
     SharedTreeInterleaved = 6,
     /// 7: tree in shared memory, sequential addressing, last warp unrolled with shuffles.
     SharedTreeSequential = 7,
-    /// 8: 16-byte loads, warp shuffles, one launch (the last block to finish combines).
+    /// 8: 16-byte loads, warp shuffles, one launch (exact integer sums: every block adds its
+    /// partial into atomic limbs; otherwise the last block to finish combines).
     WarpShuffleVec = 8,
 }
 
@@ -108,6 +114,13 @@ impl ReduceStep {
         }
     }
 }
+
+/// 64-bit words per limb slot of step 8's finish buffer (the most any [`AtomicLimbs`] uses).
+pub const LIMB_SLOT_WORDS: usize = 6;
+/// 64-bit words of step 8's finish buffer, zeroed when allocated: word 0 holds the last-block
+/// ticket (its low 32 bits) of the ticket reducers; an [`AtomicLimbs`] reducer uses two slots of
+/// [`LIMB_SLOT_WORDS`] limbs instead, alternating between launches (see [`ReduceArgs::parity`]).
+pub const FINISH_WORDS: usize = 2 * LIMB_SLOT_WORDS;
 
 /// Byte offset of step 8's "last block" flag in its dynamic shared memory, after the
 /// `REDUCE_WARPS` per-warp accumulator slots.
@@ -244,6 +257,94 @@ pub struct Moments<S, Q> {
     pub s2: Q,
 }
 
+/// Accumulators that step 8 combines across blocks with 64-bit atomic adds instead of a
+/// last-block ticket: exact integer sums, where adding is commutative and wraps as `combine`
+/// does, so the order in which blocks arrive cannot change the result. The accumulator splits
+/// into `COUNT ≤ LIMB_SLOT_WORDS` limbs, each small enough that the sum over any grid
+/// (< 2^32 blocks) of one limb fits a `u64`; `from_limbs` folds the limb sums back, modulo the
+/// accumulator's width, exactly as `combine` would have. Ticket reducers (floats, min/max)
+/// leave `COUNT = 0` and never call the conversions.
+pub trait AtomicLimbs: Copy {
+    /// Limbs per accumulator; 0: not combined by atomics (step 8 takes the ticket).
+    const COUNT: usize;
+    /// The limbs of one block partial (the first `COUNT` are used).
+    fn to_limbs(self) -> [u64; LIMB_SLOT_WORDS];
+    /// The accumulator whose limbs summed to `limbs`.
+    fn from_limbs(limbs: [u64; LIMB_SLOT_WORDS]) -> Self;
+}
+
+/// A 64-bit wrapping sum is its own limb: `red.add.u64` wraps modulo 2^64 as `wrapping_add`.
+macro_rules! limbs_wrapping_64 {
+    ($($t:ty),*) => {$(
+        impl AtomicLimbs for $t {
+            const COUNT: usize = 1;
+            #[inline(always)]
+            fn to_limbs(self) -> [u64; LIMB_SLOT_WORDS] {
+                [self as u64, 0, 0, 0, 0, 0]
+            }
+            #[inline(always)]
+            fn from_limbs(l: [u64; LIMB_SLOT_WORDS]) -> $t {
+                l[0] as $t
+            }
+        }
+    )*};
+}
+limbs_wrapping_64!(u64, i64);
+
+/// Not combined by atomics (floats are not associative; min/max take the ticket).
+macro_rules! limbs_none {
+    ($($t:ty),*) => {$(
+        impl AtomicLimbs for $t {
+            const COUNT: usize = 0;
+            #[inline(always)]
+            fn to_limbs(self) -> [u64; LIMB_SLOT_WORDS] {
+                [0; LIMB_SLOT_WORDS]
+            }
+            #[inline(always)]
+            fn from_limbs(_: [u64; LIMB_SLOT_WORDS]) -> $t {
+                <$t>::default()
+            }
+        }
+    )*};
+}
+limbs_none!(u8, i32, u32, f32, f64, Moments<f64, f64>);
+
+/// The low word's two 32-bit halves and the high word: each limb sum over < 2^32 blocks stays
+/// below 2^64, and `lo0 + lo1·2^32 + hi·2^64` modulo 2^128 is the two's-complement sum.
+impl AtomicLimbs for W128 {
+    const COUNT: usize = 3;
+    #[inline(always)]
+    fn to_limbs(self) -> [u64; LIMB_SLOT_WORDS] {
+        [self.lo & 0xffff_ffff, self.lo >> 32, self.hi, 0, 0, 0]
+    }
+    #[inline(always)]
+    fn from_limbs(l: [u64; LIMB_SLOT_WORDS]) -> W128 {
+        W128::from_u64(l[0])
+            .wrapping_add(W128 {
+                lo: l[1] << 32,
+                hi: l[1] >> 32,
+            })
+            .wrapping_add(W128 { lo: 0, hi: l[2] })
+    }
+}
+
+/// Both moments' limbs, side by side.
+impl AtomicLimbs for Moments<W128, W128> {
+    const COUNT: usize = 6;
+    #[inline(always)]
+    fn to_limbs(self) -> [u64; LIMB_SLOT_WORDS] {
+        let (a, b) = (self.s1.to_limbs(), self.s2.to_limbs());
+        [a[0], a[1], a[2], b[0], b[1], b[2]]
+    }
+    #[inline(always)]
+    fn from_limbs(l: [u64; LIMB_SLOT_WORDS]) -> Self {
+        Moments {
+            s1: W128::from_limbs([l[0], l[1], l[2], 0, 0, 0]),
+            s2: W128::from_limbs([l[3], l[4], l[5], 0, 0, 0]),
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reducers
 // ---------------------------------------------------------------------------------------------
@@ -254,7 +355,7 @@ pub trait Reducer {
     /// Input element type.
     type In: Copy;
     /// Accumulator type (crosses the host↔device boundary in `partials`).
-    type Acc: Copy;
+    type Acc: AtomicLimbs;
     /// Per-launch constant derived from the first element (the shift of [`Moments`]); `()` for
     /// the other reducers.
     type Shift: Copy;

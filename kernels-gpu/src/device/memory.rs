@@ -55,6 +55,21 @@ pub unsafe fn load_nc_v2(p: *const [u32; 2]) -> [u32; 2] {
     [a, b]
 }
 
+/// Adds `v` to the `u64` at `p` in global memory, relaxed, without returning the old value
+/// (`red.global.add.u64`: the thread does not wait for the L2 round trip; the kernel's end makes
+/// the sum visible to later work on the stream).
+///
+/// # Safety
+/// `p` must point to a writable, 8-byte-aligned `u64` of global memory.
+#[inline(always)]
+pub unsafe fn red_add_u64(p: *mut u64, v: u64) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!("{{ .reg .u64 g; cvta.to.global.u64 g, {p}; red.relaxed.gpu.global.add.u64 [g], {v}; }}", p = in(reg64) p, v = in(reg64) v,
+             options(nostack));
+    }
+}
+
 /// Atomically adds `v` to the `u32` at `p` and returns the old value, with acquire-release
 /// semantics at device scope: this thread's earlier writes are visible to any thread that later
 /// observes the new value, and writes made visible by earlier releasers are visible to this thread
