@@ -49,8 +49,8 @@ pub struct DeviceProps {
 ///   context (another device) is [`Error::ForeignContext`].
 /// - Dropping a handle with work in flight is safe: buffers keep their stream alive and are freed
 ///   in its order.
-/// - State kept between launches is per plan (scratch images, a reduction's partials and finish buffer)
-///   or shared under a protocol (the constant bank: its contents are ordered across
+/// - State kept between launches is per plan (scratch images, a reduction's partials and finish
+///   buffer) or shared under a protocol (the constant bank: its contents are ordered across
 ///   streams with events), so ops of every family may run on several streams of one `Gpu` at once.
 pub struct Gpu {
     shared: Arc<Shared>,

@@ -291,6 +291,12 @@ impl<R: HostReducer> ReduceLaunch<R> {
         self.step == ReduceStep::WarpShuffleVec && self.grid() > 1 && <R::Acc as AtomicLimbs>::COUNT > 0
     }
 
+    /// Limb slot `parity` (0 or 1) of the finish buffer.
+    fn limb_slot(&self, parity: u32) -> cudarc::driver::CudaView<'_, u64> {
+        let start = parity as usize * LIMB_SLOT_WORDS;
+        self.finish.slice(start..start + LIMB_SLOT_WORDS)
+    }
+
     /// Fills the partials with a 0xA5 byte pattern, so a partial the kernel failed to write shows;
     /// with atomic limbs, also the slot the next launch must zero (the slot it adds into must
     /// stay zero, and a launch that does not run leaves the result at zero, which shows too).
@@ -298,9 +304,8 @@ impl<R: HostReducer> ReduceLaunch<R> {
         let _order = gpu.order_after([self.partials.stream()])?;
         crate::gpu::poison_bytes(gpu, &self.partials, 0xA5)?;
         if self.uses_limbs() {
-            let stale = 1 - self.parity.load(Ordering::Relaxed) as usize;
-            let range = stale * LIMB_SLOT_WORDS..(stale + 1) * LIMB_SLOT_WORDS;
-            crate::gpu::poison_bytes(gpu, &self.finish.slice(range), 0xA5)?;
+            let stale = 1 - self.parity.load(Ordering::Relaxed);
+            crate::gpu::poison_bytes(gpu, &self.limb_slot(stale), 0xA5)?;
         }
         Ok(())
     }
@@ -349,10 +354,10 @@ impl<R: HostReducer> ReduceLaunch<R> {
     pub fn result(&self, gpu: &Gpu) -> Result<R::Acc> {
         let _order = gpu.order_after([self.partials.stream()])?;
         if self.uses_limbs() {
-            let last = 1 - self.parity.load(Ordering::Relaxed) as usize;
-            let finish = gpu.stream().clone_dtoh(&self.finish)?;
+            let last = 1 - self.parity.load(Ordering::Relaxed);
+            let slot = gpu.stream().clone_dtoh(&self.limb_slot(last))?;
             let mut limbs = [0u64; LIMB_SLOT_WORDS];
-            limbs.copy_from_slice(&finish[last * LIMB_SLOT_WORDS..(last + 1) * LIMB_SLOT_WORDS]);
+            limbs.copy_from_slice(&slot);
             return Ok(R::Acc::from_limbs(limbs));
         }
         let partials = gpu.stream().clone_dtoh(&self.partials)?;

@@ -4,9 +4,9 @@
 //!
 //! Common contract (see `abi::reduce`): `input` holds `args.n ≥ 1` elements (the host never
 //! launches on empty input); `partials` holds `ReduceStep::partial_count(grid)` accumulators;
-//! `finish` is step 8's zeroed buffer of `FINISH_WORDS` u64 (a ticket, or two limb slots). Unlike the tutorial's kernels,
-//! shared memory is always written before it is read, warps never rely on implicit lock-step
-//! execution, and integer squares accumulate in 128 bits.
+//! `finish` is step 8's zeroed buffer of `FINISH_WORDS` u64 (a ticket, or two limb slots).
+//! Unlike the tutorial's kernels, shared memory is always written before it is read, warps never
+//! rely on implicit lock-step execution, and integer squares accumulate in 128 bits.
 
 use crate::abi::reduce::{
     AtomicLimbs, LIMB_SLOT_WORDS, REDUCE_BLOCK, ReduceArgs, Reducer, VEC_LOADS_IN_FLIGHT, last_block_flag_offset,
