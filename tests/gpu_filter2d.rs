@@ -44,7 +44,7 @@ el! {
     f32: "f32", |r: &mut ChaCha8Rng| r.random_range(-100.0f32..100.0), Some(f32::NAN);
 }
 
-const SHAPES: [&[usize]; 8] = [
+const SHAPES: [&[usize]; 9] = [
     &[1, 1],
     &[1, 37],
     &[41, 1],
@@ -53,6 +53,7 @@ const SHAPES: [&[usize]; 8] = [
     &[3, 4160],
     &[2, 3, 19, 70],
     &[67, 160],
+    &[40, 256],
 ];
 const WINDOWS: [(usize, usize); 9] = [
     (1, 1),
@@ -485,6 +486,50 @@ fn sobel_any<T: El>(gpu: &Gpu, x: &ArrayD<T>, axis: usize, border: Border) -> Re
     Ok(f64s(&gpu.sobel(xf, axis, border)?))
 }
 
+/// The word-tile kernels on an image large enough for strips of 64 rows (each lane streams 16
+/// steps of 4 rows), 65 warps across (the last one at the right border), every op once with a
+/// border of its own, bit-exact against the oracle.
+fn word_tile_long_strips(gpu: &Gpu) -> Result<(), Failed> {
+    let (h, w) = (1600, 8320);
+    let x = image::<u8>(&[h, w], 4242, false);
+    let xs = x.as_slice().expect("contiguous");
+    let v = Filter2dVariant::WordTile;
+    let m = MorphVariant::WordTile;
+    let as_f64 = |v: Vec<u8>| v.into_iter().map(f64::from).collect::<Vec<f64>>();
+    let b = Border::ALL;
+    for (i, border) in [b[3], b[1], b[5], b[2], b[4], b[0], b[3]].into_iter().enumerate() {
+        let (name, got, want) = match i {
+            0 | 1 => (
+                "dilate",
+                f64s(&gpu.dilate_with(&x, (3 + 2 * i, 3 + 2 * i), border, m)?),
+                as_f64(cpu::dilate(xs, h, w, (3 + 2 * i, 3 + 2 * i), border)),
+            ),
+            2 | 3 => (
+                "erode",
+                f64s(&gpu.erode_with(&x, (2 * i - 1, 2 * i - 1), border, m)?),
+                as_f64(cpu::erode(xs, h, w, (2 * i - 1, 2 * i - 1), border)),
+            ),
+            4 => (
+                "gaussian3x3",
+                f64s(&gpu.gaussian3x3_with(&x, border, v)?),
+                cpu::gaussian3x3(xs, h, w, border),
+            ),
+            _ => (
+                "sobel",
+                f64s(&gpu.sobel_with(&x, i - 5, border, v)?),
+                cpu::sobel(xs, h, w, i - 5, border),
+            ),
+        };
+        close(
+            &got,
+            &want,
+            0.0,
+            &format!("word-tile {name} case {i} {border:?} {h}×{w}"),
+        )?;
+    }
+    Ok(())
+}
+
 fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
     let x = Array2::<u8>::zeros((4, 5));
     let bad = |r: Result<_, Error>, what: &str, want: fn(&Error) -> bool| -> Result<(), Failed> {
@@ -684,5 +729,9 @@ pub fn trials() -> Vec<Trial> {
     ));
     t.push(gpu_trial("gpu_filter2d::scipy_fixture".into(), scipy_on_gpu));
     t.push(gpu_trial("gpu_filter2d::errors_and_empty".into(), errors_and_empty));
+    t.push(gpu_trial(
+        "gpu_filter2d::word_tile_long_strips".into(),
+        word_tile_long_strips,
+    ));
     t
 }
