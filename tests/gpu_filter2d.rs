@@ -486,46 +486,50 @@ fn sobel_any<T: El>(gpu: &Gpu, x: &ArrayD<T>, axis: usize, border: Border) -> Re
     Ok(f64s(&gpu.sobel(xf, axis, border)?))
 }
 
-/// The word-tile kernels on an image large enough for strips of 64 rows (each lane streams 16
-/// steps of 4 rows), 65 warps across (the last one at the right border), every op once with a
-/// border of its own, bit-exact against the oracle.
+/// The word-tile kernels on a large image: many tiles down each column and 65 warps across, the
+/// last one's interior path ending at the right border (and tall enough for the 64-row strips of
+/// the streamed experiment in docs/PERFORMANCE.md). Every op once with a border of its own,
+/// bit-exact against the oracle.
 fn word_tile_long_strips(gpu: &Gpu) -> Result<(), Failed> {
     let (h, w) = (1600, 8320);
     let x = image::<u8>(&[h, w], 4242, false);
     let xs = x.as_slice().expect("contiguous");
-    let v = Filter2dVariant::WordTile;
-    let m = MorphVariant::WordTile;
-    let as_f64 = |v: Vec<u8>| v.into_iter().map(f64::from).collect::<Vec<f64>>();
+    let (v, m) = (Filter2dVariant::WordTile, MorphVariant::WordTile);
     let b = Border::ALL;
-    for (i, border) in [b[3], b[1], b[5], b[2], b[4], b[0], b[3]].into_iter().enumerate() {
-        let (name, got, want) = match i {
-            0 | 1 => (
-                "dilate",
-                f64s(&gpu.dilate_with(&x, (3 + 2 * i, 3 + 2 * i), border, m)?),
-                as_f64(cpu::dilate(xs, h, w, (3 + 2 * i, 3 + 2 * i), border)),
-            ),
-            2 | 3 => (
-                "erode",
-                f64s(&gpu.erode_with(&x, (2 * i - 1, 2 * i - 1), border, m)?),
-                as_f64(cpu::erode(xs, h, w, (2 * i - 1, 2 * i - 1), border)),
-            ),
-            4 => (
-                "gaussian3x3",
+    let cases = [
+        ("dilate", 3, b[3]),
+        ("dilate", 5, b[1]),
+        ("erode", 3, b[5]),
+        ("erode", 5, b[2]),
+        ("gaussian3x3", 3, b[4]),
+        ("sobel0", 3, b[0]),
+        ("sobel1", 3, b[3]),
+    ];
+    for (op, k, border) in cases {
+        let (got, want) = match op {
+            "dilate" | "erode" => {
+                let dilate = op == "dilate";
+                let got = if dilate {
+                    gpu.dilate_with(&x, (k, k), border, m)?
+                } else {
+                    gpu.erode_with(&x, (k, k), border, m)?
+                };
+                let want = morph_oracle(xs, (h, w), (k, k), border, dilate, false);
+                (f64s(&got), want.iter().map(|v| v.to_f64()).collect())
+            }
+            "gaussian3x3" => (
                 f64s(&gpu.gaussian3x3_with(&x, border, v)?),
                 cpu::gaussian3x3(xs, h, w, border),
             ),
-            _ => (
-                "sobel",
-                f64s(&gpu.sobel_with(&x, i - 5, border, v)?),
-                cpu::sobel(xs, h, w, i - 5, border),
-            ),
+            _ => {
+                let axis = usize::from(op == "sobel1");
+                (
+                    f64s(&gpu.sobel_with(&x, axis, border, v)?),
+                    cpu::sobel(xs, h, w, axis, border),
+                )
+            }
         };
-        close(
-            &got,
-            &want,
-            0.0,
-            &format!("word-tile {name} case {i} {border:?} {h}×{w}"),
-        )?;
+        close(&got, &want, 0.0, &format!("word-tile {op} {k}×{k} {border:?} {h}×{w}"))?;
     }
     Ok(())
 }
