@@ -7,7 +7,8 @@
 
 use gpuprims::cpu::window::{self as cpu, OracleElement, WindowRef};
 use gpuprims::{
-    Border, BoxVariant, DeviceArray, Error, Gpu, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowVariant,
+    Border, BoxLaunch, BoxVariant, DeviceArray, Error, Gpu, MomentsOutput, SumOutput, SumsOutput, WindowElement,
+    WindowVariant,
 };
 use libtest_mimic::{Failed, Trial};
 use ndarray::{Array1, Array2, Array3, ArrayD, IxDyn, s};
@@ -28,10 +29,11 @@ const ROW_VARIANTS: [WindowVariant; 6] = [
 /// Two device outputs, as the pair ops return them.
 type Pair<A, B> = Result<(DeviceArray<A, IxDyn>, DeviceArray<B, IxDyn>), Error>;
 
-const BOX_VARIANTS: [BoxVariant; 4] = [
+const BOX_VARIANTS: [BoxVariant; 5] = [
     BoxVariant::Separable,
     BoxVariant::Fused,
     BoxVariant::WarpPrefix,
+    BoxVariant::StreamRows,
     BoxVariant::Auto,
 ];
 
@@ -296,13 +298,19 @@ impl<T: In> BoxCase<'_, T> {
         )
     }
 
-    /// Accepts the documented refusals (fused on floats, warp-prefix on anything but u8, windows
-    /// the one-pass kernels do not take).
-    fn refused<V>(&self, r: Result<V, Error>, what: &str) -> Result<Option<V>, Failed> {
-        let one_pass = matches!(self.variant, BoxVariant::Fused | BoxVariant::WarpPrefix);
+    /// Accepts the documented refusals (fused on floats, warp-prefix on anything but u8,
+    /// stream-rows on anything but u8 into f32 (`out_f32`: every output is f32), windows the
+    /// one-pass kernels do not take).
+    fn refused<V>(&self, r: Result<V, Error>, what: &str, out_f32: bool) -> Result<Option<V>, Failed> {
+        let one_pass = matches!(
+            self.variant,
+            BoxVariant::Fused | BoxVariant::WarpPrefix | BoxVariant::StreamRows
+        );
+        let stream_refuses = !(T::NAME == "u8" && out_f32);
         match r {
             Err(Error::Unsupported { .. }) if T::FLOAT && self.variant == BoxVariant::Fused => Ok(None),
             Err(Error::Unsupported { .. }) if T::NAME != "u8" && self.variant == BoxVariant::WarpPrefix => Ok(None),
+            Err(Error::Unsupported { .. }) if stream_refuses && self.variant == BoxVariant::StreamRows => Ok(None),
             Err(Error::WindowTooLarge { window, max, .. }) if one_pass && window > max => Ok(None),
             Err(e) => Err(format!("{what}: {e}").into()),
             Ok(v) => Ok(Some(v)),
@@ -320,7 +328,8 @@ where
 {
     let what = c.what("box_sum_sumsq", std::any::type_name::<(S, Q)>());
     let r: Pair<S, Q> = c.gpu.box_sum_sumsq_with(&c.x, c.window, c.border, c.variant);
-    let Some((s, q)) = c.refused(r, &what)? else {
+    let f32_out = std::any::type_name::<S>() == "f32" && std::any::type_name::<Q>() == "f32";
+    let Some((s, q)) = c.refused(r, &what, f32_out)? else {
         return Ok(());
     };
     let (s, q) = (
@@ -348,7 +357,9 @@ where
 fn box_sum_only<T: In, S: Out + SumOutput<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
     let what = c.what("box_sum", std::any::type_name::<S>());
     let r: Result<DeviceArray<S, IxDyn>, Error> = c.gpu.box_sum_with(&c.x, c.window, c.border, c.variant);
-    let Some(s) = c.refused(r, &what)? else { return Ok(()) };
+    let Some(s) = c.refused(r, &what, std::any::type_name::<S>() == "f32")? else {
+        return Ok(());
+    };
     let s = s.download(c.gpu)?.into_raw_vec_and_offset().0;
     let n = c.window.0 * c.window.1;
     for &(at, w) in c.want {
@@ -363,7 +374,7 @@ fn box_sum_only<T: In, S: Out + SumOutput<T>>(c: &BoxCase<T>) -> Result<(), Fail
 fn box_moments<T: In, F: Out + MomentsOutput<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
     let what = c.what("local_mean_variance / local_std", std::any::type_name::<F>());
     let r: Pair<F, F> = c.gpu.local_mean_variance_with(&c.x, c.window, c.border, c.variant);
-    let Some((m, v)) = c.refused(r, &what)? else {
+    let Some((m, v)) = c.refused(r, &what, std::any::type_name::<F>() == "f32")? else {
         return Ok(());
     };
     let sd: DeviceArray<F, IxDyn> = c.gpu.local_std_with(&c.x, c.window, c.border, c.variant)?;
@@ -478,6 +489,72 @@ fn box_trial<T: In>(gpu: &Gpu, border: Border, (planes, h, w): (usize, usize, us
         }
     }
     drop(x);
+    Ok(())
+}
+
+/// The stream-rows box where `Auto` runs it — planes of at least 16 columns, a multiple of 4, so
+/// warps load words directly in the interior and through the border maps at the plane's edges
+/// (widths that cut a warp's 256 columns, a plane of exactly 16) — at every window width it
+/// compiles (1–17), heights from 1 to taller than the plane, against the CPU oracle.
+fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
+    let shapes = [(2, 37, 300), (1, 21, 1024), (1, 6, 16), (1, 9, 532)];
+    for (si, (planes, h, w)) in shapes.into_iter().enumerate() {
+        let host = u8::random(planes * h * w, 700 + si as u64);
+        for win_w in 1..=17 {
+            for win_h in [1, 4, 15, h + 3] {
+                let window = (win_h, win_w);
+                let plan =
+                    BoxLaunch::<u8>::mean_variance::<f32>(gpu, (planes, h, w), window, border, BoxVariant::Auto)?;
+                if plan.variant() != BoxVariant::StreamRows {
+                    return Err(format!("Auto runs {} for {window:?} on {w} columns", plan.variant().name()).into());
+                }
+                let len = planes * h * w;
+                let mut g = rng(si as u64 * 100 + win_w as u64);
+                let picks: Vec<(usize, usize, usize)> = if len * win_h * win_w <= 3_000_000 {
+                    (0..len).map(|k| (k / (h * w), k / w % h, k % w)).collect()
+                } else {
+                    let mut p: Vec<_> = (0..h)
+                        .flat_map(|r| {
+                            (0..8)
+                                .chain(w - 8..w)
+                                .chain(248..264)
+                                .map(move |c| (0, r, c.min(w - 1)))
+                        })
+                        .collect();
+                    p.extend(
+                        (0..1500).map(|_| (g.random_range(0..planes), g.random_range(0..h), g.random_range(0..w))),
+                    );
+                    p
+                };
+                let want: Vec<_> = picks
+                    .into_iter()
+                    .map(|(p, r, c)| {
+                        (
+                            (p, r, c),
+                            cpu::box_oracle(&host[p * h * w..][..h * w], w, window, border, (r, c)),
+                        )
+                    })
+                    .collect();
+                let case = BoxCase {
+                    gpu,
+                    x: DeviceArray::upload(
+                        gpu,
+                        &ArrayD::from_shape_vec(IxDyn(&[planes, h, w]), host.clone()).expect("shape"),
+                    )?,
+                    host: &host,
+                    planes,
+                    size: (h, w),
+                    window,
+                    border,
+                    variant: BoxVariant::StreamRows,
+                    want: &want,
+                };
+                box_pair::<u8, f32, f32>(&case)?;
+                box_sum_only::<u8, f32>(&case)?;
+                box_moments::<u8, f32>(&case)?;
+            }
+        }
+    }
     Ok(())
 }
 
@@ -759,6 +836,12 @@ pub fn trials() -> Vec<Trial> {
         )*};
     }
     per_type!(u8, u16, i32, f32, f64);
+    for border in Border::ALL {
+        t.push(gpu_trial(
+            format!("gpu::window::boxes::u8::stream_rows_every_width::{}", border.name()),
+            move |g| stream_rows_every_width(g, border),
+        ));
+    }
     t.push(gpu_trial("gpu::window::scipy_uniform_filter".into(), scipy_on_gpu));
     t.push(gpu_trial(
         "gpu::window::float_running_sums_within_direct_bound".into(),

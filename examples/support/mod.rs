@@ -523,7 +523,13 @@ where
     let (mut m, mut v) = unsafe { (gpu.stream().alloc::<f32>(len)?, gpu.stream().alloc::<f32>(len)?) };
     let mut rows = Vec::new();
     for variant in BoxVariant::ALL.into_iter().chain([BoxVariant::Auto]) {
-        let mut launch = BoxLaunch::<T>::mean_variance::<f32>(gpu, (1, shape.0, shape.1), window, border, variant)?;
+        // Variants that do not take this box or type (documented refusals) have no row.
+        let mut launch = match BoxLaunch::<T>::mean_variance::<f32>(gpu, (1, shape.0, shape.1), window, border, variant)
+        {
+            Ok(l) => l,
+            Err(gpuprims::Error::WindowTooLarge { .. } | gpuprims::Error::Unsupported { .. }) => continue,
+            Err(e) => return Err(e.into()),
+        };
         let state = std::cell::RefCell::new((&mut launch, &mut m, &mut v));
         let probe = gpu.time_launches(
             1,

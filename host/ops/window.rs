@@ -78,9 +78,10 @@ use ndarray::Dimension;
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, Seg, Sums, WARP_BOX_MAX_WIDTH,
-    WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn, WindowKernel, fused_layout, running_shared_bytes,
-    running_tile, sliding_layout, sliding_outputs, warp_box_geometry,
+    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES,
+    STREAM_BOX_SPAN, STREAM_BOX_WARPS, Seg, Sums, WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK,
+    WindowIn, WindowKernel, fused_layout, running_shared_bytes, running_tile, sliding_layout, sliding_outputs,
+    warp_box_geometry,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -179,7 +180,18 @@ pub enum BoxVariant {
     /// barely grows with the window; but at 16 warps per SM (128 registers) it is latency-bound
     /// and slower than `Fused` up to 31 columns (docs/PERFORMANCE.md).
     WarpPrefix,
-    /// For integers: `Fused` up to 64 columns wide, except u8 windows 32–129 wide, which run
+    /// One pass, u8 input into f32 outputs, windows up to 17 wide (any height): each warp owns
+    /// 256 columns of a strip of rows (no shared memory, no barrier); every row's window sums
+    /// come from registers — the words either side of a lane's own by `shfl.idx`, the first
+    /// window of each word by byte dot products (`dp4a`: four samples or their squares per
+    /// instruction), the next three by sliding — and the vertical running sums add the entering
+    /// row's sums and subtract the leaving row's, formed again rather than stored. Outputs leave
+    /// as 16-byte stores, 512 contiguous bytes per warp store. One kernel per window width, so
+    /// every byte position is a constant. Removes the fused variant's shared rows, barriers and
+    /// `w` loads per output; bottleneck: the output write bandwidth (docs/PERFORMANCE.md).
+    StreamRows,
+    /// For integers: `StreamRows` for u8 → f32 windows up to 17 wide (images of at least 16
+    /// columns), `Fused` up to 64 columns wide, except u8 windows 32–129 wide, which run
     /// `WarpPrefix`; else `Separable` (the crossovers measured on the H100: docs/PERFORMANCE.md).
     #[default]
     Auto,
@@ -187,7 +199,12 @@ pub enum BoxVariant {
 
 impl BoxVariant {
     /// Every variant (without `Auto`).
-    pub const ALL: [BoxVariant; 3] = [BoxVariant::Separable, BoxVariant::Fused, BoxVariant::WarpPrefix];
+    pub const ALL: [BoxVariant; 4] = [
+        BoxVariant::Separable,
+        BoxVariant::Fused,
+        BoxVariant::WarpPrefix,
+        BoxVariant::StreamRows,
+    ];
 
     /// Short name (tables, errors).
     pub const fn name(self) -> &'static str {
@@ -195,6 +212,7 @@ impl BoxVariant {
             BoxVariant::Separable => "separable",
             BoxVariant::Fused => "fused",
             BoxVariant::WarpPrefix => "warp-prefix",
+            BoxVariant::StreamRows => "stream-rows",
             BoxVariant::Auto => "auto",
         }
     }
@@ -261,6 +279,8 @@ unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 pub(crate) struct WindowKernels {
     functions: Vec<[CudaFunction; WindowKernel::ALL.len()]>,
     int: Vec<Option<IntKernels>>,
+    /// The stream-rows box (u8 → f32), indexed by window width − 1.
+    stream: Vec<CudaFunction>,
 }
 
 struct IntKernels {
@@ -271,8 +291,15 @@ struct IntKernels {
 }
 
 impl WindowKernels {
-    /// The one-pass box kernel of `variant` (`Fused`, or `WarpPrefix` for u8) for `instance`.
-    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant) -> Result<&CudaFunction> {
+    /// The one-pass box kernel of `variant` (`Fused`, or for u8 `WarpPrefix` and `StreamRows`)
+    /// for `instance` and a window `win_w` wide.
+    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant, win_w: u32) -> Result<&CudaFunction> {
+        if variant == BoxVariant::StreamRows {
+            return match (instance, self.stream.get(win_w as usize - 1)) {
+                (WindowInstance::u8_f32, Some(f)) => Ok(f),
+                _ => Err(no_int_kernels(instance)),
+            };
+        }
         match (&self.int[instance as usize], variant) {
             (Some(IntKernels { warp: Some(warp), .. }), BoxVariant::WarpPrefix) => Ok(warp),
             (Some(int), BoxVariant::Fused) => Ok(&int.fused),
@@ -316,7 +343,11 @@ impl Family for WindowKernels {
             k.sliding.set_attribute(attr, optin)?;
             k.fused.set_attribute(attr, optin)?;
         }
-        Ok(WindowKernels { functions, int })
+        let stream = STREAM_BOX_NAMES
+            .iter()
+            .map(|n| module.load_function(n))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(WindowKernels { functions, int, stream })
     }
 
     fn kernel_names() -> Vec<&'static str> {
@@ -328,6 +359,7 @@ impl Family for WindowKernels {
                     .chain(i.int_names().into_iter().flatten())
                     .chain(i.warp_name())
             })
+            .chain(STREAM_BOX_NAMES)
             .collect()
     }
 }
@@ -719,6 +751,11 @@ fn column_strip(h: u32) -> u32 {
 /// sides and the window height; also the answer when only shared memory is short).
 fn one_pass_refusal(variant: BoxVariant, (win_w, max_w): (usize, usize), (n, max_n): (u64, u64), side: usize) -> Error {
     let (width, squares, sides) = match variant {
+        BoxVariant::StreamRows => (
+            "the stream-rows variant's reach of 8 columns either side of an output (window width)",
+            "the stream-rows variant's u32 sums of squares (window samples)",
+            "the stream-rows variant's 32-bit row arithmetic (image side or window height)",
+        ),
         BoxVariant::WarpPrefix => (
             "the warp-prefix variant's halo inside a warp's 512 columns (window width)",
             "the warp-prefix variant's u32 sums of squares (window samples)",
@@ -804,7 +841,13 @@ impl<T: WindowElement> BoxPlan<T> {
         let has_warp = instance.warp_name().is_some();
         let warp_limit = one_pass_limit(BoxVariant::WarpPrefix, WARP_BOX_MAX_WIDTH as usize, WARP_BOX_SHARED);
         let warp_fits = has_warp && warp_limit.is_none();
+        let has_stream = instance == WindowInstance::u8_f32;
+        let stream_limit = one_pass_limit(BoxVariant::StreamRows, STREAM_BOX_MAX_WIDTH as usize, 0);
+        // Auto takes it where its words load directly (the fast path: at least 16 columns, a
+        // multiple of 4); other shapes it computes correctly but byte by byte.
+        let stream_fast = width >= 16 && width.is_multiple_of(4);
         let variant = match variant {
+            BoxVariant::Auto if has_stream && stream_limit.is_none() && stream_fast => BoxVariant::StreamRows,
             BoxVariant::Auto if warp_fits && win_w as u64 > WARP_AUTO_MIN_WIDTH => BoxVariant::WarpPrefix,
             BoxVariant::Auto if fused_fits && win_w as u64 <= FUSED_AUTO_MAX_WIDTH => BoxVariant::Fused,
             BoxVariant::Auto => BoxVariant::Separable,
@@ -814,6 +857,17 @@ impl<T: WindowElement> BoxPlan<T> {
                     reason: "the fused box slides running sums that subtract, exact only for integers; \
                              floats run separable (van Herk/Gil-Werman)"
                         .into(),
+                });
+            }
+            BoxVariant::StreamRows if !has_stream => {
+                return Err(Error::Unsupported {
+                    variant: BoxVariant::StreamRows.name(),
+                    reason: format!(
+                        "the stream-rows box reads u8 images into f32 outputs (byte dot products, squares in \
+                         u32); {} input into {:?} runs fused or separable",
+                        std::any::type_name::<T>(),
+                        instance
+                    ),
                 });
             }
             BoxVariant::WarpPrefix if !has_warp => {
@@ -831,6 +885,7 @@ impl<T: WindowElement> BoxPlan<T> {
         let limit = match variant {
             BoxVariant::Fused => fused_limit,
             BoxVariant::WarpPrefix => warp_limit,
+            BoxVariant::StreamRows => stream_limit,
             _ => None,
         };
         if let Some(e) = limit {
@@ -867,10 +922,19 @@ impl<T: WindowElement> BoxPlan<T> {
                 1,
             )),
             BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, 4)),
+            // A warm-up row costs a warp its entering row's sums only (about a third of an
+            // output row): strips of at least 2h rows.
+            BoxVariant::StreamRows => Some((
+                32 * STREAM_BOX_WARPS,
+                0,
+                STREAM_BOX_WARPS as u64,
+                STREAM_BOX_SPAN as u64,
+                2,
+            )),
             _ => None,
         };
         let (cfg, rows) = if let Some((threads, shared, per_block, tile_cols, min_h)) = one_pass {
-            let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant)?;
+            let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
             let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
             let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * per_block;
             let columns = planes as u64 * (width as u64).div_ceil(tile_cols);
@@ -972,7 +1036,7 @@ impl<T: WindowElement> BoxPlan<T> {
         let stream = gpu.stream();
         match &mut self.rows {
             None => {
-                let func = kernels.one_pass(self.instance, self.variant)?;
+                let func = kernels.one_pass(self.instance, self.variant, self.args.win_w)?;
                 let mut launch = stream.launch_builder(func);
                 launch.arg(x).arg(o0);
                 match o1 {
@@ -981,11 +1045,13 @@ impl<T: WindowElement> BoxPlan<T> {
                 };
                 launch.arg(&self.args);
                 // SAFETY: matches `(x: *const T, o0: *mut S, o1: *mut Q, a: BoxArgs<T>)` of the
-                // instance's fused and warp-prefix entries (the latter's T is u8: only u8
-                // instances have it); the buffers hold planes · height · width elements
-                // (checked); o1 is read only for two-output kinds, which pass it; grid and shared
-                // memory come from the same geometry (FUSED_BLOCK and FUSED_COLS, or
-                // warp_box_geometry and WARP_BOX_WARPS) and strip the kernel uses.
+                // instance's fused, warp-prefix and stream-rows entries (the latter two's T is
+                // u8: only u8 instances have them; stream-rows only u8_f32, S = Q = f32, the
+                // kernel of the plan's window width); the buffers hold planes · height · width
+                // elements (checked); o1 is read only for two-output kinds, which pass it; grid
+                // and shared memory come from the same geometry (FUSED_BLOCK and FUSED_COLS,
+                // warp_box_geometry and WARP_BOX_WARPS, or STREAM_BOX_SPAN and
+                // STREAM_BOX_WARPS) and strip the kernel uses.
                 unsafe { launch.launch(self.cfg) }?;
             }
             Some((row_plan, scratch)) => {

@@ -41,6 +41,7 @@ use crate::abi::window::{
 };
 use crate::device::*;
 
+pub mod stream_box;
 pub mod warp_box;
 
 type SumsOf<T> = Sums<<T as WindowIn>::S, <T as WindowIn>::Q>;
@@ -1865,3 +1866,22 @@ macro_rules! window_entries {
 }
 
 crate::for_each_window_instance!(window_entries);
+
+macro_rules! stream_box_entries {
+    ($($name:ident, $w:literal, $l:literal, $r:literal;)*) => {
+        /// The stream-rows box (u8 → f32), one kernel per window width.
+        pub mod u8_f32_stream_box {
+            use super::*;
+            $(
+                // 5 blocks of 128 threads (20 warps) per SM: at most 102 registers.
+                $crate::launch_bounds!($crate::stream_box_name!($w), 128, 5);
+                #[unsafe(export_name = $crate::stream_box_name!($w))]
+                pub unsafe extern "ptx-kernel" fn $name(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
+                    const { assert!($crate::abi::window::STREAM_BOX_WARPS * 32 == 128 && $l + 1 + $r == $w) };
+                    unsafe { super::stream_box::stream_box::<$l, $r>(x, o0, o1, a) }
+                }
+            )*
+        }
+    };
+}
+crate::for_each_stream_box_width!(stream_box_entries);

@@ -59,6 +59,46 @@ const _: () = {
     assert!(left + outputs + (WARP_BOX_MAX_WIDTH - 1 - WARP_BOX_MAX_WIDTH / 2) <= WARP_BOX_SPAN && outputs >= 380);
 };
 
+/// Warps per block of the stream-rows 2D box (u8 → f32). Its warps share nothing.
+pub const STREAM_BOX_WARPS: u32 = 4;
+/// Output columns of a stream-rows warp: two groups of 128, lane `l` holding the 4-byte word at
+/// `4·l` of each (every warp load is 128 contiguous bytes, every warp store of a group's four
+/// outputs per lane 512 contiguous bytes).
+pub const STREAM_BOX_SPAN: u32 = 256;
+/// Widest window the stream-rows box takes: a lane reads the two words either side of its own,
+/// so a window reaches at most 8 columns left or right of an output.
+pub const STREAM_BOX_MAX_WIDTH: u32 = 17;
+
+/// Symbol of the stream-rows box for windows `w` columns wide (one kernel per width, so the
+/// byte positions of every window are constants).
+#[macro_export]
+macro_rules! stream_box_name {
+    ($w:literal) => {
+        concat!($crate::kernel_prefix!(), "window_u8_f32_stream_box_w", stringify!($w))
+    };
+}
+
+/// Calls `$m!` with every width the stream-rows box compiles: `(name, w, left, right)`, `left = w / 2`
+/// columns before the output and `right = w − 1 − left` after it.
+#[macro_export]
+macro_rules! for_each_stream_box_width {
+    ($m:ident) => {
+        $m! {
+            w1, 1, 0, 0; w2, 2, 1, 0; w3, 3, 1, 1; w4, 4, 2, 1; w5, 5, 2, 2; w6, 6, 3, 2;
+            w7, 7, 3, 3; w8, 8, 4, 3; w9, 9, 4, 4; w10, 10, 5, 4; w11, 11, 5, 5; w12, 12, 6, 5;
+            w13, 13, 6, 6; w14, 14, 7, 6; w15, 15, 7, 7; w16, 16, 8, 7; w17, 17, 8, 8;
+        }
+    };
+}
+
+macro_rules! stream_box_names {
+    ($($name:ident, $w:literal, $l:literal, $r:literal;)*) => {
+        /// The stream-rows kernels' symbols, indexed by window width − 1.
+        pub const STREAM_BOX_NAMES: [&str; STREAM_BOX_MAX_WIDTH as usize] = [$($crate::stream_box_name!($w)),*];
+    };
+}
+for_each_stream_box_width!(stream_box_names);
+
 /// Shared-memory slot of extended column `e` in the fused kernel's row of column sums: one pad
 /// slot after every `p` (the columns of one thread), so threads reading their `p`-strided runs
 /// hit distinct banks for 4-, 8- and 16-byte values.

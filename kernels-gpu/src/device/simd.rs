@@ -15,3 +15,30 @@ pub fn byte_perm(a: u32, b: u32, sel: u32) -> u32 {
     }
     r
 }
+
+/// `dp4a.u32.u32`: `c + Σ a.byte[i] · b.byte[i]` over the four unsigned bytes of `a` and `b`
+/// (wrapping). One instruction sums four u8 samples (`b = 0x01010101`, or a byte mask) or their
+/// squares (`b = a`).
+#[inline(always)]
+pub fn dp4a_uu(a: u32, b: u32, c: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only instruction (sm_61 and later).
+    unsafe {
+        asm!("dp4a.u32.u32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
+             c = in(reg32) c, options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `dp4a.u32.s32`: `c + Σ a.byte[i] · b.sbyte[i]`, the bytes of `a` unsigned and those of `b`
+/// signed (wrapping, as u32 bits). With `b = 0x0000_ff01` it is `a.byte[0] − a.byte[1]`.
+#[inline(always)]
+pub fn dp4a_us(a: u32, b: u32, c: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only instruction (sm_61 and later).
+    unsafe {
+        asm!("dp4a.u32.s32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
+             c = in(reg32) c, options(pure, nomem, nostack));
+    }
+    r
+}

@@ -1,0 +1,433 @@
+//! The stream-rows 2D box for u8 images into f32, windows up to 17 columns wide: one pass, every
+//! warp on its own (no shared memory, no barrier), each row's window sums formed in registers by
+//! byte dot products, O(1) work per output down the columns.
+//!
+//! Warp `(plane, strip, segment)` owns output columns `[c, c + 256)` of rows `[s0, s1)`. Lane `l`
+//! holds the 4-byte word at `c + 4·l` of group 0 and at `c + 128 + 4·l` of group 1, so every warp
+//! load is 128 contiguous bytes and every warp store of a group's outputs 512 contiguous bytes.
+//! Walking down the rows, each lane
+//! 1. loads the words of the entering row and of the leaving row `h` rows up (issued one row
+//!    ahead; the leaving row comes back from L1 or L2), lanes 0, 1 and 30, 31 also the two words
+//!    left and right of the warp;
+//! 2. gathers the two words either side of each of its words by `shfl.idx` (a window reaches at
+//!    most 8 columns from its output), and forms the row's window sums of its 4 + 4 columns:
+//!    the first window of a word by `dp4a` against byte masks (4 samples, or their squares, per
+//!    instruction), the next three by sliding — one `prmt` pairs the entering and leaving
+//!    samples, two `dp4a` give their difference and sum, so `Σx += d` and `Σx² += d · sum`;
+//! 3. updates its 8 vertical running sums, `+ entering − leaving` row sums (exact in wrapping
+//!    u32: a window's true sums fit);
+//! 4. once `h` rows are in, forms the outputs (f32 moments from the exact u32 spread where
+//!    `h · w ≤ 513`) and stores each group's four with one 16-byte store.
+//!
+//! The leaving row's sums are formed again rather than kept: a ring of `h` rows of them would
+//! take 15 KB of shared memory per warp at `h = 15`, a third of an SM's warps.
+//!
+//! One kernel per window width (`L` columns before the output, `R` after), so every byte position
+//! and mask is a constant. Warps whose words and side words all lie in the plane load words
+//! directly; the warps at a plane's left and right edges read each word through a per-lane map
+//! (two loads and a `prmt` give the border-extended word, computed once per lane); unaligned
+//! planes, widths that are not a multiple of 4 and planes narrower than 16 columns gather every
+//! byte through the border mapping.
+
+use crate::abi::border::border_index_i32;
+use crate::abi::window::{BoxArgs, BoxKind, NARROW32_MAX_WINDOW, STREAM_BOX_SPAN, STREAM_BOX_WARPS, Sums};
+use crate::device::*;
+use crate::filter2d::{Plane, word_at};
+
+use super::{fused_outputs, narrow_moments, narrow_outputs};
+
+/// Columns per group: lane `l` holds the word at `4·l` of each group.
+const GROUP: i32 = 128;
+
+/// A border-extended word of a plane of width `w ≥ 16` (a multiple of 4): bytes `sel` of the 8 at
+/// column `base` (4-aligned, `base + 8 ≤ w`) of the row, or the constant.
+#[derive(Clone, Copy)]
+struct WordMap {
+    base: i32,
+    sel: u32,
+    konst: bool,
+}
+
+impl WordMap {
+    /// The map of the word at column `c` (4-aligned, any integer). Words at most 8 columns outside
+    /// the plane map onto 4 bytes inside one aligned 8-byte window (every mode is a shift or a
+    /// reversal there); words further out feed no output and read any bytes of the row.
+    #[inline(always)]
+    fn of(plane: &Plane<u8>, c: i32) -> WordMap {
+        let m: [i32; 4] = core::array::from_fn(|i| border_index_i32(c + i as i32, plane.w, plane.mode).unwrap_or(-1));
+        let lo = m[0].min(m[1]).min(m[2]).min(m[3]);
+        let base = (lo & !3).min(plane.w - 8).max(0);
+        let mut sel = 0;
+        crate::unroll!(4, |i| {
+            sel |= ((m[i] - base) as u32 & 7) << (4 * i);
+        });
+        WordMap {
+            base,
+            sel,
+            konst: lo < 0,
+        }
+    }
+}
+
+/// A lane's place in its warp: the plane, the columns of its group-0 and group-1 words and of its
+/// two side words, and whether it loads side words (lanes 0, 1: the two words left of the warp;
+/// 30, 31: the two right of it).
+struct Lane {
+    plane: Plane<u8>,
+    cols: [i32; 4],
+    side: bool,
+    /// The constant border's value in every byte.
+    cval4: u32,
+}
+
+/// How a warp reads its words of a row: `[group 0, group 1, side 0, side 1]` of extended row `y`
+/// (warp-uniform choice, one specialized loop each).
+trait RowSource {
+    /// # Safety
+    /// The plane holds `h · w` samples that no thread writes.
+    unsafe fn words(&self, y: i32) -> [u32; 4];
+}
+
+/// Every word and side word lies in the plane (aligned): plain 4-byte loads.
+struct Interior(Lane);
+
+/// A warp at a plane's left or right edge (aligned planes of at least 16 columns, a multiple of
+/// 4): each word through its map — two loads and a `prmt`, or the constant.
+struct Mapped(Lane, [WordMap; 4]);
+
+/// Unaligned planes, narrower than 16 columns or not a multiple of 4: every byte border-mapped.
+struct Gather(Lane);
+
+impl RowSource for Interior {
+    #[inline(always)]
+    unsafe fn words(&self, y: i32) -> [u32; 4] {
+        let l = &self.0;
+        let Some(q) = l.plane.row(y) else {
+            return [l.cval4; 4];
+        };
+        // SAFETY: Interior's promise: each column lies in the row, 4-byte aligned.
+        let ld = |c: i32| crate::load_nc!(q.wrapping_add(c as usize) as *const u32, u32);
+        let (mut a, mut b) = (0, 0);
+        if l.side {
+            (a, b) = (ld(l.cols[2]), ld(l.cols[3]));
+        }
+        [ld(l.cols[0]), ld(l.cols[1]), a, b]
+    }
+}
+
+impl RowSource for Mapped {
+    #[inline(always)]
+    unsafe fn words(&self, y: i32) -> [u32; 4] {
+        let l = &self.0;
+        let Some(q) = l.plane.row(y) else {
+            return [l.cval4; 4];
+        };
+        // SAFETY: a map reads 8 bytes inside the row (WordMap::of).
+        let ld = |c: i32| crate::load_nc!(q.wrapping_add(c as usize) as *const u32, u32);
+        let get = |m: WordMap| {
+            if m.konst {
+                l.cval4
+            } else {
+                byte_perm(ld(m.base), ld(m.base + 4), m.sel)
+            }
+        };
+        let (mut a, mut b) = (0, 0);
+        if l.side {
+            (a, b) = (get(self.1[2]), get(self.1[3]));
+        }
+        [get(self.1[0]), get(self.1[1]), a, b]
+    }
+}
+
+impl RowSource for Gather {
+    #[inline(always)]
+    unsafe fn words(&self, y: i32) -> [u32; 4] {
+        let l = &self.0;
+        let row = l.plane.row(y);
+        // SAFETY: row from plane.row; word_at maps every byte.
+        let get = |c: i32| unsafe { word_at(&l.plane, row, c, false) };
+        let (mut a, mut b) = (0, 0);
+        if l.side {
+            (a, b) = (get(l.cols[2]), get(l.cols[3]));
+        }
+        [get(l.cols[0]), get(l.cols[1]), a, b]
+    }
+}
+
+/// Each group's five words of a row around the lane's own (`[−2, −1, own, +1, +2]` words), from
+/// the warp's words by `shfl.idx` rotations. The warp's 64 words run group 0 then group 1; lanes
+/// 0, 1 hold words −2, −1 and lanes 30, 31 words 64, 65 as side words. `far`: the ±2 words are
+/// needed (windows reaching past 4 columns; a constant where it is inlined).
+#[inline(always)]
+fn spans(w: [u32; 4], lane: u32, far: bool) -> [[u32; 5]; 2] {
+    let [g0, g1, sa, sb] = w;
+    let rot = |v: u32, d: i32| shfl_idx_u32(v, (lane as i32 + d) as u32 & 31);
+    let (a_m1, b_m1, a_p1, b_p1) = (rot(g0, -1), rot(g1, -1), rot(g0, 1), rot(g1, 1));
+    let first = lane == 0;
+    let last = lane == 31;
+    let g0_m1 = if first { sb } else { a_m1 };
+    let g1_m1 = if first { a_m1 } else { b_m1 };
+    let g0_p1 = if last { b_p1 } else { a_p1 };
+    let g1_p1 = if last { sa } else { b_p1 };
+    let (mut g0_m2, mut g1_m2, mut g0_p2, mut g1_p2) = (0, 0, 0, 0);
+    if far {
+        let (a_m2, b_m2, a_p2, b_p2) = (rot(g0, -2), rot(g1, -2), rot(g0, 2), rot(g1, 2));
+        g0_m2 = if lane >= 2 {
+            a_m2
+        } else if lane == 1 {
+            sb
+        } else {
+            sa
+        };
+        g1_m2 = if lane >= 2 { b_m2 } else { a_m2 };
+        g0_p2 = if lane <= 29 { a_p2 } else { b_p2 };
+        g1_p2 = if lane <= 29 {
+            b_p2
+        } else if lane == 30 {
+            sa
+        } else {
+            sb
+        };
+    }
+    [[g0_m2, g0_m1, g0, g0_p1, g0_p2], [g1_m2, g1_m1, g1, g1_p1, g1_p2]]
+}
+
+/// The window sums `(Σx, Σx²)` of the four columns of the middle word of `x` (bytes 8–11 of the
+/// 20): window `j` covers bytes `8 + j − L ..= 8 + j + R`. The first by `dp4a` against constant
+/// byte masks, the next three by sliding (module docs). Exact in wrapping u32.
+#[inline(always)]
+fn row_sums<const L: usize, const R: usize>(x: [u32; 5]) -> [(u32, u32); 4] {
+    let (mut s, mut q) = (0u32, 0u32);
+    crate::unroll!(5, |k| {
+        let mut mask = 0u32;
+        crate::unroll!(4, |b| {
+            let t = 4 * k + b;
+            if t + L >= 8 && t <= 8 + R {
+                mask |= 0xff << (8 * b);
+            }
+        });
+        if mask != 0 {
+            s = dp4a_uu(x[k], mask & 0x0101_0101, s);
+            let masked = if mask == u32::MAX { x[k] } else { x[k] & mask };
+            q = dp4a_uu(masked, x[k], q);
+        }
+    });
+    let mut out = [(s, q); 4];
+    crate::unroll!(3, |i| {
+        let j = i + 1;
+        let (t_out, t_in) = (8 + j - 1 - L, 8 + j + R);
+        // Byte 0: the entering sample, byte 1: the leaving one.
+        let pair = byte_perm(x[t_in / 4], x[t_out / 4], (t_in % 4) as u32 | ((4 + t_out % 4) as u32) << 4);
+        let d = dp4a_us(pair, 0x0000_ff01, 0);
+        let sum = dp4a_uu(pair, 0x0000_0101, 0);
+        s = s.wrapping_add(d);
+        q = q.wrapping_add(d.wrapping_mul(sum));
+        out[j] = (s, q);
+    });
+    out
+}
+
+/// `sums ± ` the row sums of the lane's 8 columns in `words` (`SUB`: subtract).
+#[inline(always)]
+fn slide<const L: usize, const R: usize, const SUB: bool>(sums: &mut [Sums<u32, u32>; 8], words: [u32; 4], lane: u32) {
+    let x = spans(words, lane, L > 4 || R > 4);
+    crate::unroll!(2, |g| {
+        let h = row_sums::<L, R>(x[g]);
+        crate::unroll!(4, |j| {
+            let v = &mut sums[4 * g + j];
+            if SUB {
+                v.s = v.s.wrapping_sub(h[j].0);
+                v.q = v.q.wrapping_sub(h[j].1);
+            } else {
+                v.s = v.s.wrapping_add(h[j].0);
+                v.q = v.q.wrapping_add(h[j].1);
+            }
+        });
+    });
+}
+
+/// The stream-rows box (module docs) of the u8 plane stack `x` into `o0` (and `o1` for the
+/// two-output kinds), for windows `L + 1 + R` columns wide.
+///
+/// # Safety
+/// Input and outputs hold `planes · height · width` elements; the grid has at least `planes ·
+/// ⌈height / strip⌉ · ⌈width / 256⌉` warps in blocks of `STREAM_BOX_WARPS` warps; `win_w = L + 1 +
+/// R`, `anchor_x = L`, `h · w ≤ FUSED_MAX_WINDOW` of u8 and the sides below 2^29.
+#[inline(always)]
+pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
+    let span = STREAM_BOX_SPAN as u64;
+    let segments = a.width.div_ceil(span);
+    let strips = a.height.div_ceil(a.strip as u64);
+    let warp = block_idx() as u64 * STREAM_BOX_WARPS as u64 + warp_idx() as u64;
+    if warp >= a.planes * strips * segments {
+        return;
+    }
+    let (plane, rest) = (warp / (strips * segments), warp % (strips * segments));
+    let (strip, segment) = (rest / segments, rest % segments);
+    let lane = lane_idx();
+    let (height, width) = (a.height as i32, a.width as i32);
+    let c_seg = (segment * span) as i32;
+    let plane_len = a.height * a.width;
+    let pl = Plane {
+        // SAFETY: plane < planes.
+        base: unsafe { x.add((plane * plane_len) as usize) },
+        h: height,
+        w: width,
+        mode: crate::abi::border::BorderMode::from_code(a.border),
+        cval: a.cval,
+    };
+    let fast = (x as usize).is_multiple_of(4) && width % 4 == 0 && width >= 16;
+    let c0 = c_seg + 4 * lane as i32;
+    let cols = if lane < 16 {
+        [c0, c0 + GROUP, c_seg - 8, c_seg - 4]
+    } else {
+        [c0, c0 + GROUP, c_seg + 2 * GROUP, c_seg + 2 * GROUP + 4]
+    };
+    let me = Lane {
+        plane: pl,
+        cols,
+        side: lane < 2 || lane >= 30,
+        cval4: a.cval as u32 * 0x0101_0101,
+    };
+    let strip = Strip {
+        plane: plane * plane_len,
+        c0,
+        lane,
+        fast,
+        first: strip * a.strip as u64,
+    };
+    // SAFETY (all three): forwarded; each source's promise is the condition that picks it.
+    unsafe {
+        if !fast {
+            core::hint::cold_path();
+            run_strip::<L, R, _>(Gather(me), o0, o1, &a, strip);
+        } else if c_seg >= 8 && c_seg + STREAM_BOX_SPAN as i32 + 8 <= width {
+            run_strip::<L, R, _>(Interior(me), o0, o1, &a, strip);
+        } else {
+            let maps = me.cols.map(|c| WordMap::of(&pl, c));
+            run_strip::<L, R, _>(Mapped(me, maps), o0, o1, &a, strip);
+        }
+    }
+}
+
+/// A warp's strip: the plane's first output element, the lane's group-0 column, whether the
+/// plane takes the direct loads (and so 16-byte stores), the strip's first output row.
+#[derive(Clone, Copy)]
+struct Strip {
+    plane: u64,
+    c0: i32,
+    lane: u32,
+    fast: bool,
+    first: u64,
+}
+
+/// The row loop of [`stream_box`] over one strip, words from `src`.
+///
+/// # Safety
+/// As [`stream_box`]; `src` reads the warp's plane.
+#[inline(always)]
+unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
+    src: S,
+    o0: *mut f32,
+    o1: *mut f32,
+    a: &BoxArgs<u8>,
+    st: Strip,
+) {
+    let kind = BoxKind::from_code(a.kind);
+    let width = a.width as i32;
+    let Strip { c0, lane, .. } = st;
+    let (h, ay) = (a.win_h as i32, a.anchor_y as i32);
+    let s0 = st.first;
+    let s1 = (s0 + a.strip as u64).min(a.height);
+    let y_first = s0 as i32 - ay;
+    // Output row s completes when row s − ay + h − 1 enters: the last is s1 − 1.
+    let y_end = s1 as i32 - ay + h - 1;
+    let inv32 = (a.inv_n as f32, a.inv_n2 as f32);
+    let n = a.samples();
+    let narrow = narrow_moments::<f32, f32>(kind) && n <= NARROW32_MAX_WINDOW;
+    // Outputs formed in a few instructions each: f32 moments from the exact spread, or the sums
+    // themselves (exact in f32 below 2^24, one rounding above); wider moments go through f64.
+    let light = narrow || matches!(kind, BoxKind::Sum | BoxKind::SumSumSq);
+    let vector_out = st.fast && (o0 as usize).is_multiple_of(16) && (o1 as usize).is_multiple_of(16);
+    let mean_var = vector_out && narrow && kind == BoxKind::MeanVar;
+    let out_plane = st.plane;
+    let mut sums = [Sums::<u32, u32> { s: 0, q: 0 }; 8];
+    // SAFETY (every fetch): the plane holds height · width read-only samples.
+    let mut next = (unsafe { src.words(y_first) }, [0u32; 4]);
+    let mut y = y_first;
+    while y < y_end {
+        let (enter, leave) = next;
+        if y + 1 < y_end {
+            // The next row's loads, in flight during this row's sums and outputs.
+            next = unsafe {
+                (
+                    src.words(y + 1),
+                    if y + 1 - h >= y_first { src.words(y + 1 - h) } else { [0; 4] },
+                )
+            };
+        }
+        slide::<L, R, false>(&mut sums, enter, lane);
+        if y - h >= y_first {
+            slide::<L, R, true>(&mut sums, leave, lane);
+        }
+        if y - y_first >= h - 1 {
+            let s = (y - h + 1 + ay) as u64;
+            let row = out_plane + s * a.width;
+            crate::unroll!(2, |g| {
+                let c = c0 + g as i32 * GROUP;
+                let at = (row + c as u64) as usize;
+                if mean_var && c + 4 <= width {
+                    // The hot case, written out: mean and variance in f32 from the exact spread
+                    // (as narrow_outputs).
+                    let (mut m, mut v) = ([0u32; 4], [0u32; 4]);
+                    crate::unroll!(4, |j| {
+                        let w = sums[4 * g + j];
+                        let spread = w.q.wrapping_mul(n as u32).wrapping_sub(w.s.wrapping_mul(w.s));
+                        m[j] = (w.s as f32 * inv32.0).to_bits();
+                        v[j] = (spread as f32 * inv32.1).to_bits();
+                    });
+                    // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
+                    // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
+                    unsafe {
+                        store_v4(o0.add(at) as *mut [u32; 4], m);
+                        store_v4(o1.add(at) as *mut [u32; 4], v);
+                    }
+                } else if vector_out && light && c + 4 <= width {
+                    core::hint::cold_path();
+                    let v: [(f32, f32); 4] = core::array::from_fn(|j| {
+                        let w = sums[4 * g + j];
+                        if narrow {
+                            let spread = w.q.wrapping_mul(n as u32).wrapping_sub(w.s.wrapping_mul(w.s));
+                            narrow_outputs::<u8, f32, f32>(w.s, spread, kind, inv32)
+                        } else {
+                            (w.s as f32, w.q as f32)
+                        }
+                    });
+                    // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
+                    // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
+                    unsafe {
+                        store_v4(o0.add(at) as *mut [u32; 4], v.map(|p| p.0.to_bits()));
+                        if kind.two_outputs() {
+                            store_v4(o1.add(at) as *mut [u32; 4], v.map(|p| p.1.to_bits()));
+                        }
+                    }
+                } else if c < width {
+                    core::hint::cold_path();
+                    crate::unroll!(4, |j| {
+                        if c + (j as i32) < width {
+                            let (v0, v1) = fused_outputs::<u8, f32, f32>(sums[4 * g + j], kind, a, inv32);
+                            // SAFETY: column c + j < width of output row s of the plane.
+                            unsafe {
+                                o0.add(at + j).write(v0);
+                                if kind.two_outputs() {
+                                    o1.add(at + j).write(v1);
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+        }
+        y += 1;
+    }
+}
