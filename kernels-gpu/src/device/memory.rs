@@ -183,6 +183,25 @@ pub unsafe fn store_v4(p: *mut [u32; 4], w: [u32; 4]) {
     }
 }
 
+/// [`store_v4`] with the streaming cache hint (`st.global.cs`: evict first). For kernels whose
+/// outputs outweigh their inputs many times over: the outputs then do not push out of L2 the
+/// input rows the kernel reads again soon (the stream-rows box re-reads each row `h` rows later).
+///
+/// # Safety
+/// As [`store_v4`].
+#[inline(always)]
+pub unsafe fn store_v4_streaming(p: *mut [u32; 4], w: [u32; 4]) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; st.global.cs.v4.u32 [g], {{{a}, {b}, {c}, {d}}}; }}",
+            p = in(reg64) p,
+            a = in(reg32) w[0], b = in(reg32) w[1], c = in(reg32) w[2], d = in(reg32) w[3],
+            options(nostack),
+        );
+    }
+}
+
 /// Stores 8 bytes (`st.global.v2.u32`).
 ///
 /// # Safety

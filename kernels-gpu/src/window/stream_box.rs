@@ -389,8 +389,8 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
                     // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
                     // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
                     unsafe {
-                        store_v4(o0.add(at) as *mut [u32; 4], m);
-                        store_v4(o1.add(at) as *mut [u32; 4], v);
+                        store_v4_streaming(o0.add(at) as *mut [u32; 4], m);
+                        store_v4_streaming(o1.add(at) as *mut [u32; 4], v);
                     }
                 } else if vector_out && light && c + 4 <= width {
                     core::hint::cold_path();
@@ -406,9 +406,9 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
                     // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
                     // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
                     unsafe {
-                        store_v4(o0.add(at) as *mut [u32; 4], v.map(|p| p.0.to_bits()));
+                        store_v4_streaming(o0.add(at) as *mut [u32; 4], v.map(|p| p.0.to_bits()));
                         if kind.two_outputs() {
-                            store_v4(o1.add(at) as *mut [u32; 4], v.map(|p| p.1.to_bits()));
+                            store_v4_streaming(o1.add(at) as *mut [u32; 4], v.map(|p| p.1.to_bits()));
                         }
                     }
                 } else if c < width {
