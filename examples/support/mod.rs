@@ -528,7 +528,7 @@ where
         {
             Ok(l) => l,
             Err(gpuprims::Error::WindowTooLarge { .. } | gpuprims::Error::Unsupported { .. }) => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         };
         let state = std::cell::RefCell::new((&mut launch, &mut m, &mut v));
         let probe = gpu.time_launches(
