@@ -217,7 +217,11 @@ fn row_sums<const L: usize, const R: usize>(x: [u32; 5]) -> [(u32, u32); 4] {
         let j = i + 1;
         let (t_out, t_in) = (8 + j - 1 - L, 8 + j + R);
         // Byte 0: the entering sample, byte 1: the leaving one.
-        let pair = byte_perm(x[t_in / 4], x[t_out / 4], (t_in % 4) as u32 | ((4 + t_out % 4) as u32) << 4);
+        let pair = byte_perm(
+            x[t_in / 4],
+            x[t_out / 4],
+            (t_in % 4) as u32 | ((4 + t_out % 4) as u32) << 4,
+        );
         let d = dp4a_us(pair, 0x0000_ff01, 0);
         let sum = dp4a_uu(pair, 0x0000_0101, 0);
         s = s.wrapping_add(d);
@@ -362,7 +366,11 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
             next = unsafe {
                 (
                     src.words(y + 1),
-                    if y + 1 - h >= y_first { src.words(y + 1 - h) } else { [0; 4] },
+                    if y + 1 - h >= y_first {
+                        src.words(y + 1 - h)
+                    } else {
+                        [0; 4]
+                    },
                 )
             };
         }
