@@ -290,7 +290,7 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
     let me = Lane {
         plane: pl,
         cols,
-        side: lane < 2 || lane >= 30,
+        side: !(2..30).contains(&lane),
         cval4: a.cval as u32 * 0x0101_0101,
     };
     let strip = Strip {
