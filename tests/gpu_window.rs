@@ -441,6 +441,75 @@ const BOX_WINDOWS: [(usize, usize); 9] = [
     (40, 1100),
 ];
 
+/// Where a box test checks the oracle: every position of the `planes × h × w` stack when that
+/// costs at most 3·10⁶ window samples, else the positions `always` lists plus 1500 random ones
+/// drawn from `seed`.
+fn box_picks(
+    (planes, h, w): (usize, usize, usize),
+    window: (usize, usize),
+    seed: u64,
+    always: impl FnOnce() -> Vec<(usize, usize, usize)>,
+) -> Vec<(usize, usize, usize)> {
+    let len = planes * h * w;
+    if len * window.0 * window.1 <= 3_000_000 {
+        return (0..len).map(|k| (k / (h * w), k / w % h, k % w)).collect();
+    }
+    let mut g = rng(seed);
+    let mut p = always();
+    p.extend((0..1500).map(|_| (g.random_range(0..planes), g.random_range(0..h), g.random_range(0..w))));
+    p
+}
+
+/// The CPU oracle's window sums at `picks` of the plane stack `host` (planes of `h × w`).
+fn box_wants<T: In>(
+    host: &[T],
+    (h, w): (usize, usize),
+    window: (usize, usize),
+    border: Border,
+    picks: Vec<(usize, usize, usize)>,
+) -> Vec<((usize, usize, usize), WindowRef)> {
+    picks
+        .into_iter()
+        .map(|(p, r, c)| {
+            (
+                (p, r, c),
+                cpu::box_oracle(&host[p * h * w..][..h * w], w, window, border, (r, c)),
+            )
+        })
+        .collect()
+}
+
+impl<'a, T: In> BoxCase<'a, T> {
+    /// A case on a fresh device copy of `host` (`planes` planes of `size`).
+    #[allow(clippy::too_many_arguments)]
+    fn upload(
+        gpu: &'a Gpu,
+        host: &'a [T],
+        planes: usize,
+        size: (usize, usize),
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+        want: &'a [((usize, usize, usize), WindowRef)],
+    ) -> Result<Self, Failed> {
+        let x = DeviceArray::upload(
+            gpu,
+            &ArrayD::from_shape_vec(IxDyn(&[planes, size.0, size.1]), host.to_vec()).expect("shape"),
+        )?;
+        Ok(BoxCase {
+            gpu,
+            x,
+            host,
+            planes,
+            size,
+            window,
+            border,
+            variant,
+            want,
+        })
+    }
+}
+
 fn box_trial<T: In>(gpu: &Gpu, border: Border, (planes, h, w): (usize, usize, usize), seed: u64) -> Result<(), Failed> {
     let len = planes * h * w;
     let host = T::random(len, seed);
@@ -450,41 +519,14 @@ fn box_trial<T: In>(gpu: &Gpu, border: Border, (planes, h, w): (usize, usize, us
     )?;
     for window in BOX_WINDOWS {
         let budget = window.0 * window.1;
-        let all = len * budget <= 3_000_000;
-        let mut g = rng(seed ^ budget as u64);
-        let picks: Vec<(usize, usize, usize)> = if all {
-            (0..len).map(|k| (k / (h * w), k / w % h, k % w)).collect()
-        } else {
-            let mut p: Vec<_> = (0..h.min(3))
+        let picks = box_picks((planes, h, w), window, seed ^ budget as u64, || {
+            (0..h.min(3))
                 .flat_map(|r| (0..w.min(64)).map(move |c| (0, r, c)))
-                .collect();
-            p.extend((0..1500).map(|_| (g.random_range(0..planes), g.random_range(0..h), g.random_range(0..w))));
-            p
-        };
-        let want: Vec<_> = picks
-            .into_iter()
-            .map(|(p, r, c)| {
-                (
-                    (p, r, c),
-                    cpu::box_oracle(&host[p * h * w..][..h * w], w, window, border, (r, c)),
-                )
-            })
-            .collect();
+                .collect()
+        });
+        let want = box_wants(&host, (h, w), window, border, picks);
         for variant in BOX_VARIANTS {
-            let case = BoxCase {
-                gpu,
-                x: DeviceArray::upload(
-                    gpu,
-                    &ArrayD::from_shape_vec(IxDyn(&[planes, h, w]), host.clone()).expect("shape"),
-                )?,
-                host: &host,
-                planes,
-                size: (h, w),
-                window,
-                border,
-                variant,
-                want: &want,
-            };
+            let case = BoxCase::upload(gpu, &host, planes, (h, w), window, border, variant, &want)?;
             T::each_box(&case)?;
         }
     }
@@ -508,47 +550,27 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
                 if plan.variant() != BoxVariant::StreamRows {
                     return Err(format!("Auto runs {} for {window:?} on {w} columns", plan.variant().name()).into());
                 }
-                let len = planes * h * w;
-                let mut g = rng(si as u64 * 100 + win_w as u64);
-                let picks: Vec<(usize, usize, usize)> = if len * win_h * win_w <= 3_000_000 {
-                    (0..len).map(|k| (k / (h * w), k / w % h, k % w)).collect()
-                } else {
-                    let mut p: Vec<_> = (0..h)
+                let picks = box_picks((planes, h, w), window, si as u64 * 100 + win_w as u64, || {
+                    (0..h)
                         .flat_map(|r| {
                             (0..8)
                                 .chain(w - 8..w)
                                 .chain(248..264)
                                 .map(move |c| (0, r, c.min(w - 1)))
                         })
-                        .collect();
-                    p.extend(
-                        (0..1500).map(|_| (g.random_range(0..planes), g.random_range(0..h), g.random_range(0..w))),
-                    );
-                    p
-                };
-                let want: Vec<_> = picks
-                    .into_iter()
-                    .map(|(p, r, c)| {
-                        (
-                            (p, r, c),
-                            cpu::box_oracle(&host[p * h * w..][..h * w], w, window, border, (r, c)),
-                        )
-                    })
-                    .collect();
-                let case = BoxCase {
+                        .collect()
+                });
+                let want = box_wants(&host, (h, w), window, border, picks);
+                let case = BoxCase::upload(
                     gpu,
-                    x: DeviceArray::upload(
-                        gpu,
-                        &ArrayD::from_shape_vec(IxDyn(&[planes, h, w]), host.clone()).expect("shape"),
-                    )?,
-                    host: &host,
+                    &host,
                     planes,
-                    size: (h, w),
+                    (h, w),
                     window,
                     border,
-                    variant: BoxVariant::StreamRows,
-                    want: &want,
-                };
+                    BoxVariant::StreamRows,
+                    &want,
+                )?;
                 box_pair::<u8, f32, f32>(&case)?;
                 box_sum_only::<u8, f32>(&case)?;
                 box_moments::<u8, f32>(&case)?;

@@ -1754,6 +1754,37 @@ where
     }
 }
 
+/// The `(plane, strip, segment)` of this *warp* in a one-pass box grid of `planes ·
+/// ⌈height / strip⌉ · ⌈width / outputs⌉` warps, `warps` per block, numbered segments fastest
+/// (neighbouring warps of a block read neighbouring columns); `None` past the last.
+#[inline(always)]
+fn warp_strip<T>(a: &BoxArgs<T>, outputs: u64, warps: u32) -> Option<(u64, u64, u64)> {
+    let segments = a.width.div_ceil(outputs);
+    let strips = a.height.div_ceil(a.strip as u64);
+    let warp = block_idx() as u64 * warps as u64 + warp_idx() as u64;
+    if warp >= a.planes * strips * segments {
+        return None;
+    }
+    let (plane, rest) = (warp / (strips * segments), warp % (strips * segments));
+    Some((plane, rest / segments, rest % segments))
+}
+
+/// Plane `p` of a u8 box launch's input `x`, with the launch's border.
+///
+/// # Safety
+/// `p < a.planes`, and `x` holds the launch's `planes · height · width` samples.
+#[inline(always)]
+unsafe fn box_plane(x: *const u8, p: u64, a: &BoxArgs<u8>) -> crate::filter2d::Plane<u8> {
+    crate::filter2d::Plane {
+        // SAFETY: forwarded to the caller.
+        base: unsafe { x.add((p * a.height * a.width) as usize) },
+        h: a.height as i32,
+        w: a.width as i32,
+        mode: BorderMode::from_code(a.border),
+        cval: a.cval,
+    }
+}
+
 /// The outputs of a fused box window: statistics into f32 formed in f32 where
 /// [`SlideIn::narrow_spread32`] allows (u8 windows up to 513 samples: the mean within 1 ulp,
 /// the variance within 1.5 ulps of f32, a third of the instructions of the f64 path), else as

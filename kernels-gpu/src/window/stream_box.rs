@@ -34,7 +34,7 @@ use crate::abi::window::{BoxArgs, BoxKind, NARROW32_MAX_WINDOW, STREAM_BOX_SPAN,
 use crate::device::*;
 use crate::filter2d::{Plane, word_at};
 
-use super::{fused_outputs, narrow_moments, narrow_outputs};
+use super::{box_plane, fused_outputs, narrow_moments, narrow_outputs, warp_strip};
 
 /// Columns per group: lane `l` holds the word at `4·l` of each group.
 const GROUP: i32 = 128;
@@ -80,6 +80,39 @@ struct Lane {
     cval4: u32,
 }
 
+/// The lane's four words of a row, `$get` of each of `$at` (what locates the words in `cols`
+/// order: columns or maps): the two group words on every lane, the two side words only on the
+/// side lanes (zero elsewhere). A macro rather than a function taking a closure: a closure called
+/// four times is not always inlined, and the gather's then passed the lane through local memory.
+macro_rules! four_words {
+    ($lane:expr, $at:expr, |$x:ident| $get:expr) => {{
+        let at = $at;
+        let (mut a, mut b) = (0u32, 0u32);
+        if $lane.side {
+            a = {
+                let $x = at[2];
+                $get
+            };
+            b = {
+                let $x = at[3];
+                $get
+            };
+        }
+        [
+            {
+                let $x = at[0];
+                $get
+            },
+            {
+                let $x = at[1];
+                $get
+            },
+            a,
+            b,
+        ]
+    }};
+}
+
 /// How a warp reads its words of a row: `[group 0, group 1, side 0, side 1]` of extended row `y`
 /// (warp-uniform choice, one specialized loop each).
 trait RowSource {
@@ -106,12 +139,9 @@ impl RowSource for Interior {
             return [l.cval4; 4];
         };
         // SAFETY: Interior's promise: each column lies in the row, 4-byte aligned.
-        let ld = |c: i32| crate::load_nc!(q.wrapping_add(c as usize) as *const u32, u32);
-        let (mut a, mut b) = (0, 0);
-        if l.side {
-            (a, b) = (ld(l.cols[2]), ld(l.cols[3]));
-        }
-        [ld(l.cols[0]), ld(l.cols[1]), a, b]
+        four_words!(l, l.cols, |c| {
+            crate::load_nc!(q.wrapping_add(c as usize) as *const u32, u32)
+        })
     }
 }
 
@@ -124,18 +154,13 @@ impl RowSource for Mapped {
         };
         // SAFETY: a map reads 8 bytes inside the row (WordMap::of).
         let ld = |c: i32| crate::load_nc!(q.wrapping_add(c as usize) as *const u32, u32);
-        let get = |m: WordMap| {
+        four_words!(l, self.1, |m| {
             if m.konst {
                 l.cval4
             } else {
                 byte_perm(ld(m.base), ld(m.base + 4), m.sel)
             }
-        };
-        let (mut a, mut b) = (0, 0);
-        if l.side {
-            (a, b) = (get(self.1[2]), get(self.1[3]));
-        }
-        [get(self.1[0]), get(self.1[1]), a, b]
+        })
     }
 }
 
@@ -145,12 +170,7 @@ impl RowSource for Gather {
         let l = &self.0;
         let row = l.plane.row(y);
         // SAFETY: row from plane.row; word_at maps every byte.
-        let get = |c: i32| unsafe { word_at(&l.plane, row, c, false) };
-        let (mut a, mut b) = (0, 0);
-        if l.side {
-            (a, b) = (get(l.cols[2]), get(l.cols[3]));
-        }
-        [get(l.cols[0]), get(l.cols[1]), a, b]
+        four_words!(l, l.cols, |c| unsafe { word_at(&l.plane, row, c, false) })
     }
 }
 
@@ -259,27 +279,15 @@ fn slide<const L: usize, const R: usize, const SUB: bool>(sums: &mut [Sums<u32, 
 /// R`, `anchor_x = L`, `h · w ≤ FUSED_MAX_WINDOW` of u8 and the sides below 2^29.
 #[inline(always)]
 pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
-    let span = STREAM_BOX_SPAN as u64;
-    let segments = a.width.div_ceil(span);
-    let strips = a.height.div_ceil(a.strip as u64);
-    let warp = block_idx() as u64 * STREAM_BOX_WARPS as u64 + warp_idx() as u64;
-    if warp >= a.planes * strips * segments {
-        return;
-    }
-    let (plane, rest) = (warp / (strips * segments), warp % (strips * segments));
-    let (strip, segment) = (rest / segments, rest % segments);
-    let lane = lane_idx();
-    let (height, width) = (a.height as i32, a.width as i32);
-    let c_seg = (segment * span) as i32;
-    let plane_len = a.height * a.width;
-    let pl = Plane {
-        // SAFETY: plane < planes.
-        base: unsafe { x.add((plane * plane_len) as usize) },
-        h: height,
-        w: width,
-        mode: crate::abi::border::BorderMode::from_code(a.border),
-        cval: a.cval,
+    let Some((plane, strip, segment)) = warp_strip(&a, STREAM_BOX_SPAN as u64, STREAM_BOX_WARPS) else {
+        return; // a warp past the last strip (warp-uniform)
     };
+    let lane = lane_idx();
+    let width = a.width as i32;
+    let c_seg = (segment * STREAM_BOX_SPAN as u64) as i32;
+    let plane_len = a.height * a.width;
+    // SAFETY: plane < planes.
+    let pl = unsafe { box_plane(x, plane, &a) };
     let fast = (x as usize).is_multiple_of(4) && width % 4 == 0 && width >= 16;
     let c0 = c_seg + 4 * lane as i32;
     let cols = if lane < 16 {

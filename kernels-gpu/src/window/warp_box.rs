@@ -25,14 +25,13 @@
 //! loaded and summed by two warps, and at 128 registers (16 warps per SM) it is latency-bound —
 //! slower than the fused kernel up to 31 columns on the H100 (docs/PERFORMANCE.md).
 
-use crate::abi::border::BorderMode;
 use crate::abi::window::{
     BoxArgs, BoxKind, NARROW32_MAX_WINDOW, SlideIn, Sums, WARP_BOX_SPAN, WARP_BOX_WARPS, warp_box_geometry,
 };
 use crate::device::*;
 use crate::filter2d::{Plane, word_at};
 
-use super::{FromAcc, fused_outputs, narrow_moments, narrow_outputs};
+use super::{FromAcc, box_plane, fused_outputs, narrow_moments, narrow_outputs, warp_strip};
 
 /// Words per lane and row (groups of 128 columns).
 const GROUPS: usize = (WARP_BOX_SPAN / 128) as usize;
@@ -189,29 +188,18 @@ pub unsafe fn warp_prefix_box<S: FromAcc<u32>, Q: FromAcc<u32>>(x: *const u8, o0
     let kind = BoxKind::from_code(a.kind);
     let squares = kind.needs_sumsq();
     let (left, outputs) = warp_box_geometry(a.win_w, a.anchor_x);
-    let segments = a.width.div_ceil(outputs as u64);
-    let strips = a.height.div_ceil(a.strip as u64);
-    let warp = block_idx() as u64 * WARP_BOX_WARPS as u64 + warp_idx() as u64;
-    if warp >= a.planes * strips * segments {
-        return;
-    }
-    let (plane, rest) = (warp / (strips * segments), warp % (strips * segments));
-    let (strip, segment) = (rest / segments, rest % segments);
+    let Some((plane, strip, segment)) = warp_strip(&a, outputs as u64, WARP_BOX_WARPS) else {
+        return; // a warp past the last strip (warp-uniform)
+    };
     let c0 = segment * outputs as u64;
     let lane = lane_idx();
-    let (height, width) = (a.height as i32, a.width as i32);
+    let width = a.width as i32;
     let first_col = c0 as i32 - left as i32 + 4 * lane as i32;
     let aligned = (x as usize).is_multiple_of(4) && width % 4 == 0;
     let plane_len = a.height * a.width;
     let src = Source {
-        plane: Plane {
-            // SAFETY: plane < planes.
-            base: unsafe { x.add((plane * plane_len) as usize) },
-            h: height,
-            w: width,
-            mode: BorderMode::from_code(a.border),
-            cval: a.cval,
-        },
+        // SAFETY: plane < planes.
+        plane: unsafe { box_plane(x, plane, &a) },
         col: first_col,
         direct: (0..GROUPS as i32).fold(0, |bits, j| {
             let c = first_col + 128 * j;
