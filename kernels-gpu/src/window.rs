@@ -1904,8 +1904,10 @@ macro_rules! stream_box_entries {
         pub mod u8_f32_stream_box {
             use super::*;
             $(
-                // 5 blocks of 128 threads (20 warps) per SM: at most 102 registers.
-                $crate::launch_bounds!($crate::stream_box_name!($w), 128, 5);
+                // 4 blocks of 128 threads (16 warps) per SM: at most 128 registers. At 5 blocks
+                // (102 registers) ptxas spilled 12–44 bytes per kernel, which the PTX check (no
+                // local memory in any kernel) refuses.
+                $crate::launch_bounds!($crate::stream_box_name!($w), 128, 4);
                 #[unsafe(export_name = $crate::stream_box_name!($w))]
                 pub unsafe extern "ptx-kernel" fn $name(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
                     const { assert!($crate::abi::window::STREAM_BOX_WARPS * 32 == 128 && $l + 1 + $r == $w) };
