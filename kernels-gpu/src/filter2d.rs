@@ -1143,53 +1143,68 @@ pub trait WordFilter<const K: usize> {
 /// Row positions a word-tile thread can hold: `R + K − 1 ≤ WORD_TILE_MAX_ROWS + 4`.
 const ROWS_CAP: usize = WORD_TILE_MAX_ROWS as usize + 4;
 
-/// Byte `i` (0 ≤ i < 12) of the 12 bytes `left, own, right`.
+/// `a ≥ b` in each 16-bit lane of two words whose lanes are below 2^15: `0xffff` or `0` per
+/// lane. `a + 2^15 − b` keeps each lane in `[1, 2^16)` (no borrow crosses a lane) and its bit 15
+/// is the answer; one `prmt` replicates bits 15 and 31 (selector nibbles with the sign bit set)
+/// over their lanes. The select then folds into one `lop3`: three instructions per two pixels.
 #[inline(always)]
-fn byte_of(words: [u32; 3], i: usize) -> u32 {
-    (words[i / 4] >> (8 * (i % 4))) & 0xff
+fn lanes_at_least(a: u32, b: u32) -> u32 {
+    byte_perm(a.wrapping_add(0x8000_8000).wrapping_sub(b), 0, 0xbb99)
 }
 
-macro_rules! extremum_words {
-    ($($e:ident: $op:ident),*) => {$(
-        /// Max/min: each pixel's row extremum unpacked into its own register (32-bit
-        /// `max`/`min` is one instruction; sm_70 PTX has no cheap packed byte extremum), the
-        /// column extremum of those, repacked into bytes.
-        impl<const K: usize> WordFilter<K> for $e<u8> {
-            type Mid = [u32; 4];
-            type Out = u8;
-            const OUT_WORDS: usize = 1;
-            #[inline(always)]
-            fn across(left: u32, own: u32, right: u32) -> [u32; 4] {
-                let w = [left, own, right];
-                let mut m = [0u32; 4];
-                crate::unroll!(4, |i| {
-                    m[i] = byte_of(w, 4 + i - K / 2);
-                    crate::unroll!(K, |d| {
-                        if d > 0 {
-                            m[i] = m[i].$op(byte_of(w, 4 + i + d - K / 2));
-                        }
-                    });
-                });
-                m
-            }
-            #[inline(always)]
-            fn down(m: [[u32; 4]; K]) -> [u32; 2] {
-                let mut out = 0u32;
-                crate::unroll!(4, |i| {
-                    let mut v = m[0][i];
-                    crate::unroll!(K, |k| {
-                        if k > 0 {
-                            v = v.$op(m[k][i]);
-                        }
-                    });
-                    out |= v << (8 * i);
-                });
-                [out, 0]
-            }
-        }
-    )*};
+/// Max/min of the 16-bit lanes of two words of pixels (lanes below 2^15).
+pub trait LaneOp {
+    fn lanes(a: u32, b: u32) -> u32;
 }
-extremum_words!(Max: max, Min: min);
+impl LaneOp for Max<u8> {
+    #[inline(always)]
+    fn lanes(a: u32, b: u32) -> u32 {
+        let m = lanes_at_least(a, b);
+        (a & m) | (b & !m)
+    }
+}
+impl LaneOp for Min<u8> {
+    #[inline(always)]
+    fn lanes(a: u32, b: u32) -> u32 {
+        let m = lanes_at_least(a, b);
+        (b & m) | (a & !m)
+    }
+}
+
+/// Max/min on the even and odd pixels of a word in the 16-bit lanes of two words (as the linear
+/// filters below): a row's 3- or 5-wide extremum is 3 or 5 lane operations per word, the
+/// neighbours one and two pixels away from `byte_perm`s with the words beside; `down` takes
+/// `K − 1` lane operations per lane word and one `prmt` to interleave the bytes back. Half the
+/// registers of one pixel per register, which let a lane own 16 bytes of a row.
+impl<E: LaneOp, const K: usize> WordFilter<K> for E {
+    type Mid = [u32; 2];
+    type Out = u8;
+    const OUT_WORDS: usize = 1;
+    #[inline(always)]
+    fn across(left: u32, own: u32, right: u32) -> [u32; 2] {
+        let [odd_prev, even, odd, even_next] = lanes_with_neighbours(left, own, right);
+        let pair = E::lanes(even, odd);
+        if K == 3 {
+            [E::lanes(pair, odd_prev), E::lanes(pair, even_next)]
+        } else {
+            // [l2, b0] and [b3, r1]: the pixels two before the even ones and two after the odd.
+            let even_prev = byte_perm(even, left, 0x1016);
+            let odd_next = byte_perm(odd, right, 0x1512);
+            let core = E::lanes(E::lanes(pair, odd_prev), even_next);
+            [E::lanes(core, even_prev), E::lanes(core, odd_next)]
+        }
+    }
+    #[inline(always)]
+    fn down(m: [[u32; 2]; K]) -> [u32; 2] {
+        let mut v = m[0];
+        crate::unroll!(K, |k| {
+            if k > 0 {
+                v = [E::lanes(v[0], m[k][0]), E::lanes(v[1], m[k][1])];
+            }
+        });
+        [byte_perm(v[0], v[1], 0x6240), 0]
+    }
+}
 
 /// The even pixels (bytes 0, 2) and the odd pixels (bytes 1, 3) of a word, each zero-extended
 /// into the 16-bit lanes of a word: `[b0, b2]`, `[b1, b3]`.
@@ -1371,8 +1386,13 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
         return; // a warp past the last tile (warp-uniform)
     };
     let top = r0 - (K / 2) as i32;
-    let inside =
-        a.vector_rows != 0 && top >= 0 && top + (R + K - 1) as i32 <= a.h as i32 && c_warp + cols as i32 <= a.w as i32;
+    // The interior path loads each lane's `P` words with one `4·P`-byte load: rows must keep that
+    // alignment (the host checks the buffers' 16-byte alignment).
+    let inside = a.vector_rows != 0
+        && a.w.is_multiple_of(4 * P as u32)
+        && top >= 0
+        && top + (R + K - 1) as i32 <= a.h as i32
+        && c_warp + cols as i32 <= a.w as i32;
     // SAFETY: forwarded; `inside` is what the interior path requires.
     unsafe {
         if inside {
@@ -1414,59 +1434,37 @@ fn down_words<F: WordFilter<K>, const K: usize, const P: usize>(mid: &[[F::Mid; 
     out
 }
 
-/// A lane's place in its warp's word tile: the row positions it reads (`R + K − 1`, from `top`),
-/// its lane and the column of its first word.
+/// A lane's place in its warp's word tile: the row positions it reads (`R + K − 1`, from `top`)
+/// and the column of its first word.
 struct WordLane {
     positions: usize,
     top: i32,
-    lane: u32,
     c0: i32,
 }
 
 impl WordLane {
     #[inline(always)]
     fn new<const K: usize, const P: usize, const R: usize>(r0: i32, c_warp: i32) -> WordLane {
-        let lane = lane_idx();
         WordLane {
             positions: R + K - 1,
             top: r0 - (K / 2) as i32,
-            lane,
-            c0: c_warp + (4 * P) as i32 * lane as i32,
+            c0: c_warp + (4 * P) as i32 * lane_idx() as i32,
         }
     }
 }
 
-/// Every row position's horizontal results of a lane's words. The words beside them come from
-/// the neighbouring lanes by `shfl.sync` (every lane of the warp calls this); `ends(j, up,
-/// down)` turns row `j`'s shuffled words into the row's `(left word, the lane's words, right
-/// word)` — where the path's edge lanes put their own loads and border words.
-#[inline(always)]
-fn across_rows<F: WordFilter<K>, const K: usize, const P: usize>(
-    own: &[[u32; P]; ROWS_CAP],
-    positions: usize,
-    mut ends: impl FnMut(usize, u32, u32) -> (u32, [u32; P], u32),
-) -> [[F::Mid; P]; ROWS_CAP] {
-    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
-    crate::unroll!(ROWS_CAP, |j| {
-        if j < positions {
-            let up = shfl_up_u32(own[j][P - 1], 1);
-            let down = shfl_down_u32(own[j][0], 1);
-            let (left, words, right) = ends(j, up, down);
-            mid[j] = across_words::<F, K, P>(left, &words, right);
-        }
-    });
-    mid
-}
-
 /// The interior path of [`word_tile`]: straight-line loads from one row pointer advanced by
-/// the width, no row mapping and no per-lane bounds. Every lane loads one more word per row —
-/// lane 0 the word left of the warp, lane 31 the word right of it, the other lanes their own
-/// first word again (an L1 hit) — so the loads need no branch; the plane's left and right
-/// borders replace those words only in the warps at those edges.
+/// the width, no row mapping and no per-lane bounds. Every lane loads, besides its own `P` words,
+/// the word before and the word after them (4-byte loads that mostly hit L1, since the
+/// neighbouring lanes load those words as their own): on the H100 that was faster than taking
+/// them from the neighbouring lanes by `shfl.sync` (a CUDA C probe of this tile, 3 × 3 Gaussian
+/// on u8 8192²: 53 against 59 µs with 16 bytes per lane, 61 against 70 µs with 4), because each
+/// row's horizontal filter then waits only on its own loads. The plane's left and right borders
+/// replace those words only in the lanes at those edges.
 ///
 /// # Safety
 /// Rows `r0 − K/2 .. r0 − K/2 + R + K − 1` lie in plane `p`, columns `c_warp .. c_warp +
-/// word_tile_cols(P)` in its rows, and the rows are whole aligned words.
+/// word_tile_cols(P)` in its rows, and the rows are whole words aligned to `4·P` bytes.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -1478,58 +1476,53 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     r0: i32,
     c_warp: i32,
 ) {
-    let WordLane {
-        positions,
-        top,
-        lane,
-        c0,
-    } = WordLane::new::<K, P, R>(r0, c_warp);
+    let WordLane { positions, top, c0 } = WordLane::new::<K, P, R>(r0, c_warp);
     let w = a.w as usize;
     let plane = Plane::of(x, p, a);
-    let (left_edge, right_edge) = (c_warp == 0, c_warp + word_tile_cols(P as u32) as i32 >= a.w as i32);
-    let beside = if lane == 0 && !left_edge {
-        c0 - 4
-    } else if lane == 31 && !right_edge {
-        c0 + 4 * P as i32
-    } else {
-        c0
-    };
+    let end = c0 + 4 * P as i32;
+    let (at_left, at_right) = (c0 == 0, end >= a.w as i32);
+    // The edge lanes load a word of their own row instead (replaced below).
+    let before = if at_left { c0 } else { c0 - 4 };
+    let after = if at_right { c0 } else { end };
     // SAFETY: top is a row of the plane (the caller's promise).
     let first = unsafe { plane.base.add(top as usize * w) };
     let mut own = [[0u32; P]; ROWS_CAP];
-    let mut side = [0u32; ROWS_CAP];
+    let mut left = [0u32; ROWS_CAP];
+    let mut right = [0u32; ROWS_CAP];
     crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
             // SAFETY: row top + j lies in the plane; the words lie in it, aligned.
             unsafe {
                 let row = first.add(j * w);
                 own[j] = load_words::<P>(row.add(c0 as usize));
-                side[j] = load_words::<1>(row.add(beside as usize))[0];
+                left[j] = load_words::<1>(row.add(before as usize))[0];
+                right[j] = load_words::<1>(row.add(after as usize))[0];
             }
         }
     });
     // The plane's border columns, in one cold block per edge (not between the rows' hot code,
     // where it would spread the loop over the instruction cache).
-    if left_edge && lane == 0 {
+    if at_left {
         crate::unroll!(ROWS_CAP, |j| {
             if j < positions {
                 // SAFETY: row top + j of the plane; border-mapped columns.
-                side[j] = unsafe { border_before(&plane, Some(first.add(j * w))) };
+                left[j] = unsafe { border_before(&plane, Some(first.add(j * w))) };
             }
         });
     }
-    if right_edge && lane == 31 {
+    if at_right {
         crate::unroll!(ROWS_CAP, |j| {
             if j < positions {
                 // SAFETY: as above.
-                side[j] = unsafe { border_after(&plane, Some(first.add(j * w)), c0 + 4 * P as i32) };
+                right[j] = unsafe { border_after(&plane, Some(first.add(j * w)), end) };
             }
         });
     }
-    let mid = across_rows::<F, K, P>(&own, positions, |j, up, down| {
-        let left = if lane == 0 { side[j] } else { up };
-        let right = if lane == 31 { side[j] } else { down };
-        (left, own[j], right)
+    let mut mid = [across_words::<F, K, P>(0, &[0; P], 0); ROWS_CAP];
+    crate::unroll!(ROWS_CAP, |j| {
+        if j < positions {
+            mid[j] = across_words::<F, K, P>(left[j], &own[j], right[j]);
+        }
     });
     // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
     // input's shape and alignment).
@@ -1557,9 +1550,14 @@ unsafe fn border_after(plane: &Plane<u8>, row: Option<*const u8>, c: i32) -> u32
     unsafe { (plane.at(row, c) as u32) | ((plane.at(row, c + 1) as u32) << 8) }
 }
 
-/// The general path of [`word_tile`]: every row position border-mapped; each of a thread's
-/// words loaded whole where it lies in an aligned row, else gathered sample by sample (border
-/// columns included); the warp's edge lanes load the word beside the warp where it exists.
+/// The general path of [`word_tile`] (the first and last strips of rows, partial last columns,
+/// widths that are not whole vectors, unaligned images): every row position border-mapped, and a
+/// lane's `P` words filtered one after the other (a run-time loop). Each word, and the words
+/// before and after it, is loaded whole where it lies in an aligned row, else gathered sample by
+/// sample through the border — so the samples past a partial word, or past either edge, are the
+/// border's. (Streaming the rows through a ring of `K` results instead, with the columns mapped
+/// once, cut the kernels' registers from 89–126 to 72–95 but made the interior path 1–8 µs
+/// slower at 8192²: ptxas then kept fewer of its loads in flight.)
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -1571,93 +1569,51 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize, cons
     r0: i32,
     c_warp: i32,
 ) {
-    let WordLane {
-        positions,
-        top,
-        lane,
-        c0,
-    } = WordLane::new::<K, P, R>(r0, c_warp);
+    let WordLane { positions, top, c0 } = WordLane::new::<K, P, R>(r0, c_warp);
     let plane = Plane::of(x, p, a);
     let w = a.w as i32;
     let words = a.vector_rows != 0;
-    // Column of word q, whether it has pixels in the row and whether it lies in the row whole.
-    let col = |q: usize| c0 + 4 * q as i32;
-    let has = |q: usize| col(q) < w;
-    let whole = |q: usize| words && col(q) + 4 <= w;
-    let end = col(P);
-    let mut own = [[0u32; P]; ROWS_CAP];
-    let mut beside = [0u32; ROWS_CAP];
-    crate::unroll!(ROWS_CAP, |j| {
-        if j < positions {
-            let row = plane.row(top + j as i32);
-            // SAFETY: whole words lie in the row; the others are gathered with border mapping.
-            unsafe {
-                crate::unroll!(P, |q| {
-                    if has(q) {
-                        own[j][q] = word_at(&plane, row, col(q), whole(q));
-                    }
-                });
-                if lane == 0 && c0 > 0 {
-                    beside[j] = word_at(&plane, row, c0 - 4, words);
-                } else if lane == 31 && end < w {
-                    beside[j] = word_at(&plane, row, end, words && end + 4 <= w);
-                }
-            }
-        }
-    });
-    let mid = across_rows::<F, K, P>(&own, positions, |j, up, down| {
-        let row = || plane.row(top + j as i32);
-        let left = if c0 == 0 {
-            // SAFETY: a plane.row row.
-            unsafe { border_before(&plane, row()) }
-        } else if lane == 0 {
-            beside[j]
-        } else {
-            up
-        };
-        let right = if end >= w {
-            // SAFETY: as above.
-            unsafe { border_after(&plane, row(), end) }
-        } else if lane == 31 {
-            beside[j]
-        } else {
-            down
-        };
-        // Words past a partial word see the border after it.
-        let mut words = own[j];
-        crate::unroll!(P, |q| {
-            if q > 0 && !has(q) && has(q - 1) {
-                // SAFETY: as above.
-                words[q] = unsafe { border_after(&plane, row(), col(q)) };
+    // Whether the word at column c lies in the row whole (rows of whole words are aligned).
+    let whole = |c: i32| words && c >= 0 && c + 4 <= w;
+    let count = ((w - c0).max(0) as u32).div_ceil(4).min(P as u32);
+    for q in 0..count {
+        let c = c0 + 4 * q as i32;
+        let mut mid = [F::across(0, 0, 0); ROWS_CAP];
+        crate::unroll!(ROWS_CAP, |j| {
+            if j < positions {
+                let row = plane.row(top + j as i32);
+                // SAFETY: plane.row rows; word_at gathers what is not whole through the border.
+                mid[j] = unsafe {
+                    F::across(
+                        word_at(&plane, row, c - 4, whole(c - 4)),
+                        word_at(&plane, row, c, whole(c)),
+                        word_at(&plane, row, c + 4, whole(c + 4)),
+                    )
+                };
             }
         });
-        (left, words, right)
-    });
-    crate::unroll!(R, |i| {
-        let r = r0 + i as i32;
-        if r < a.h as i32 {
-            let out = down_words::<F, K, P>(&mid, i);
-            crate::unroll!(P, |q| {
-                if has(q) {
-                    let o = [out[q * F::OUT_WORDS], out[q * F::OUT_WORDS + F::OUT_WORDS - 1], 0, 0];
-                    // SAFETY: row r of the plane, columns from col(q); whole words only when
-                    // they lie in the row (the host's alignment check covers the output too).
-                    unsafe {
-                        let dst = y.add(flat(a, p, r, col(q)));
-                        if whole(q) {
-                            store_words(dst as *mut u32, &[o[0], o[1], 0, 0, 0, 0, 0, 0], F::OUT_WORDS);
-                        } else {
-                            crate::unroll!(4, |e| {
-                                if col(q) + (e as i32) < w {
-                                    dst.add(e).write(F::Out::lane(&o, e));
-                                }
-                            });
-                        }
+        crate::unroll!(R, |i| {
+            let r = r0 + i as i32;
+            if r < a.h as i32 {
+                let o = F::down(core::array::from_fn(|k| mid[i + k]));
+                // SAFETY: row r of the plane, columns from c; whole words only where they lie in
+                // the row (the host's alignment check covers the output too).
+                unsafe {
+                    let dst = y.add(flat(a, p, r, c));
+                    if whole(c) {
+                        store_words(dst as *mut u32, &[o[0], o[1], 0, 0, 0, 0, 0, 0], F::OUT_WORDS);
+                    } else {
+                        let o = [o[0], o[F::OUT_WORDS - 1], 0, 0];
+                        crate::unroll!(4, |e| {
+                            if c + (e as i32) < w {
+                                dst.add(e).write(F::Out::lane(&o, e));
+                            }
+                        });
                     }
                 }
-            });
-        }
-    });
+            }
+        });
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -303,21 +303,22 @@ pub const fn word_tile_cols(words: u32) -> u32 {
 }
 
 /// The word-tile kernels (u8 images, four pixels packed in each word): `name => filter, K,
-/// output, words per lane, output rows per lane`. Both from the H100 measurements
-/// (docs/PERFORMANCE.md): one word (two words cost 96–134 registers and lost, e.g. 3 × 3
-/// dilation 80.3 against 76.2 µs); 8 rows for the extrema, 4 for the linear filters (Gaussian
-/// 75.6 against 77.8 µs, 3 × 3 dilation 80.5 against 76.2 µs).
+/// output, words per lane, output rows per lane`. From the H100 measurements
+/// (docs/PERFORMANCE.md, 2026-11-24): 16 bytes per lane and 4 rows, with the registers ptxas
+/// chooses. 8 bytes per lane capped at 64 registers lost 1.5–3.5 µs for the u8 outputs (it won
+/// 2–3 µs for Sobel, but only with a lighter edge path that cost the others more), and 16 bytes
+/// capped at 80 registers lost 1–8 µs.
 #[macro_export]
 macro_rules! for_each_word_tile_instance {
     ($m:ident) => {
         $m! {
-            max3 => Max<u8>, 3, u8, 1, 8;
-            max5 => Max<u8>, 5, u8, 1, 8;
-            min3 => Min<u8>, 3, u8, 1, 8;
-            min5 => Min<u8>, 5, u8, 1, 8;
-            gauss => Gauss121<u8, u8>, 3, u8, 1, 4;
-            sobel0 => Sobel0<u8, i16>, 3, i16, 1, 4;
-            sobel1 => Sobel1<u8, i16>, 3, i16, 1, 4;
+            max3 => Max<u8>, 3, u8, 4, 4;
+            max5 => Max<u8>, 5, u8, 4, 4;
+            min3 => Min<u8>, 3, u8, 4, 4;
+            min5 => Min<u8>, 5, u8, 4, 4;
+            gauss => Gauss121<u8, u8>, 3, u8, 4, 4;
+            sobel0 => Sobel0<u8, i16>, 3, i16, 4, 4;
+            sobel1 => Sobel1<u8, i16>, 3, i16, 4, 4;
         }
     };
 }
