@@ -275,7 +275,7 @@ fn row_trial<T: In>(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Re
 /// One box case: input on the device, its plane-major host copy, the window.
 struct BoxCase<'a, T> {
     gpu: &'a Gpu,
-    x: DeviceArray<T, IxDyn>,
+    x: &'a DeviceArray<T, IxDyn>,
     host: &'a [T],
     planes: usize,
     size: (usize, usize),
@@ -327,7 +327,7 @@ where
     (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
 {
     let what = c.what("box_sum_sumsq", std::any::type_name::<(S, Q)>());
-    let r: Pair<S, Q> = c.gpu.box_sum_sumsq_with(&c.x, c.window, c.border, c.variant);
+    let r: Pair<S, Q> = c.gpu.box_sum_sumsq_with(c.x, c.window, c.border, c.variant);
     let f32_out = std::any::type_name::<S>() == "f32" && std::any::type_name::<Q>() == "f32";
     let Some((s, q)) = c.refused(r, &what, f32_out)? else {
         return Ok(());
@@ -356,7 +356,7 @@ where
 
 fn box_sum_only<T: In, S: Out + SumOutput<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
     let what = c.what("box_sum", std::any::type_name::<S>());
-    let r: Result<DeviceArray<S, IxDyn>, Error> = c.gpu.box_sum_with(&c.x, c.window, c.border, c.variant);
+    let r: Result<DeviceArray<S, IxDyn>, Error> = c.gpu.box_sum_with(c.x, c.window, c.border, c.variant);
     let Some(s) = c.refused(r, &what, std::any::type_name::<S>() == "f32")? else {
         return Ok(());
     };
@@ -373,11 +373,11 @@ fn box_sum_only<T: In, S: Out + SumOutput<T>>(c: &BoxCase<T>) -> Result<(), Fail
 
 fn box_moments<T: In, F: Out + MomentsOutput<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
     let what = c.what("local_mean_variance / local_std", std::any::type_name::<F>());
-    let r: Pair<F, F> = c.gpu.local_mean_variance_with(&c.x, c.window, c.border, c.variant);
+    let r: Pair<F, F> = c.gpu.local_mean_variance_with(c.x, c.window, c.border, c.variant);
     let Some((m, v)) = c.refused(r, &what, std::any::type_name::<F>() == "f32")? else {
         return Ok(());
     };
-    let sd: DeviceArray<F, IxDyn> = c.gpu.local_std_with(&c.x, c.window, c.border, c.variant)?;
+    let sd: DeviceArray<F, IxDyn> = c.gpu.local_std_with(c.x, c.window, c.border, c.variant)?;
     let (m, v, sd) = (
         m.download(c.gpu)?.into_raw_vec_and_offset().0,
         v.download(c.gpu)?.into_raw_vec_and_offset().0,
@@ -479,44 +479,53 @@ fn box_wants<T: In>(
         .collect()
 }
 
-impl<'a, T: In> BoxCase<'a, T> {
-    /// A case on a fresh device copy of `host` (`planes` planes of `size`).
-    #[allow(clippy::too_many_arguments)]
-    fn upload(
-        gpu: &'a Gpu,
-        host: &'a [T],
-        planes: usize,
-        size: (usize, usize),
-        window: (usize, usize),
-        border: Border,
-        variant: BoxVariant,
-        want: &'a [((usize, usize, usize), WindowRef)],
-    ) -> Result<Self, Failed> {
-        let x = DeviceArray::upload(
-            gpu,
-            &ArrayD::from_shape_vec(IxDyn(&[planes, size.0, size.1]), host.to_vec()).expect("shape"),
-        )?;
-        Ok(BoxCase {
+/// A box input uploaded once: `planes` planes of `size` on the device and their host copy.
+struct BoxInput<'a, T> {
+    gpu: &'a Gpu,
+    x: DeviceArray<T, IxDyn>,
+    host: &'a [T],
+    planes: usize,
+    size: (usize, usize),
+}
+
+impl<'a, T: In> BoxInput<'a, T> {
+    fn upload(gpu: &'a Gpu, host: &'a [T], planes: usize, size: (usize, usize)) -> Result<Self, Failed> {
+        let shape = IxDyn(&[planes, size.0, size.1]);
+        let x = DeviceArray::upload(gpu, &ArrayD::from_shape_vec(shape, host.to_vec()).expect("shape"))?;
+        Ok(BoxInput {
             gpu,
             x,
             host,
             planes,
             size,
+        })
+    }
+
+    /// The case of one window, border and variant on this input.
+    fn case<'c>(
+        &'c self,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+        want: &'c [((usize, usize, usize), WindowRef)],
+    ) -> BoxCase<'c, T> {
+        BoxCase {
+            gpu: self.gpu,
+            x: &self.x,
+            host: self.host,
+            planes: self.planes,
+            size: self.size,
             window,
             border,
             variant,
             want,
-        })
+        }
     }
 }
 
 fn box_trial<T: In>(gpu: &Gpu, border: Border, (planes, h, w): (usize, usize, usize), seed: u64) -> Result<(), Failed> {
-    let len = planes * h * w;
-    let host = T::random(len, seed);
-    let x = DeviceArray::upload(
-        gpu,
-        &ArrayD::from_shape_vec(IxDyn(&[planes, h, w]), host.clone()).expect("shape"),
-    )?;
+    let host = T::random(planes * h * w, seed);
+    let input = BoxInput::upload(gpu, &host, planes, (h, w))?;
     for window in BOX_WINDOWS {
         let budget = window.0 * window.1;
         let picks = box_picks((planes, h, w), window, seed ^ budget as u64, || {
@@ -526,11 +535,9 @@ fn box_trial<T: In>(gpu: &Gpu, border: Border, (planes, h, w): (usize, usize, us
         });
         let want = box_wants(&host, (h, w), window, border, picks);
         for variant in BOX_VARIANTS {
-            let case = BoxCase::upload(gpu, &host, planes, (h, w), window, border, variant, &want)?;
-            T::each_box(&case)?;
+            T::each_box(&input.case(window, border, variant, &want))?;
         }
     }
-    drop(x);
     Ok(())
 }
 
@@ -542,6 +549,7 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
     let shapes = [(2, 37, 300), (1, 21, 1024), (1, 6, 16), (1, 9, 532)];
     for (si, (planes, h, w)) in shapes.into_iter().enumerate() {
         let host = u8::random(planes * h * w, 700 + si as u64);
+        let input = BoxInput::upload(gpu, &host, planes, (h, w))?;
         for win_w in 1..=17 {
             for win_h in [1, 4, 15, h + 3] {
                 let window = (win_h, win_w);
@@ -561,16 +569,7 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
                         .collect()
                 });
                 let want = box_wants(&host, (h, w), window, border, picks);
-                let case = BoxCase::upload(
-                    gpu,
-                    &host,
-                    planes,
-                    (h, w),
-                    window,
-                    border,
-                    BoxVariant::StreamRows,
-                    &want,
-                )?;
+                let case = input.case(window, border, BoxVariant::StreamRows, &want);
                 box_pair::<u8, f32, f32>(&case)?;
                 box_sum_only::<u8, f32>(&case)?;
                 box_moments::<u8, f32>(&case)?;
