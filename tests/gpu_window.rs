@@ -798,6 +798,26 @@ fn errors_and_empties(gpu: &Gpu) -> Result<(), Failed> {
     ) {
         return Err(format!("u8 sum past u32: {r:?}").into());
     }
+    // Stream-rows keeps a warp's last h rows of window sums in shared memory (1 KB per row up to
+    // 16 columns): taller windows are refused with the most rows that fit; Auto runs another
+    // variant, correctly.
+    let ring_rows = gpu.props().shared_mem_per_block_optin as usize / 1024;
+    let tall = (ring_rows + 1, 5);
+    let xt =
+        Array2::from_shape_vec((ring_rows + 9, 64), u8::random((ring_rows + 9) * 64, 5)).map_err(|e| e.to_string())?;
+    let r: Result<(Array2<f32>, Array2<f32>), _> =
+        gpu.local_mean_variance_with(&xt, tall, Border::Reflect, BoxVariant::StreamRows);
+    if !matches!(r, Err(Error::WindowTooLarge { window, max, .. }) if window == tall.0 && max == ring_rows) {
+        return Err(format!("stream-rows ring past shared memory: {r:?}").into());
+    }
+    let (m, v): (Array2<f32>, Array2<f32>) = gpu.local_mean_variance(&xt, tall, Border::Reflect)?;
+    let (mw, vw): (Array2<f32>, Array2<f32>) =
+        gpu.local_mean_variance_with(&xt, tall, Border::Reflect, BoxVariant::Separable)?;
+    let close =
+        |a: &Array2<f32>, b: &Array2<f32>| a.iter().zip(b).all(|(x, y)| (x - y).abs() <= 1e-3 * y.abs().max(1.0));
+    if !close(&m, &mw) || !close(&v, &vw) {
+        return Err(format!("Auto on a {tall:?} box differs from the separable variant").into());
+    }
     for shape in [(0, 5), (4, 0)] {
         let e = Array2::<i32>::zeros(shape);
         let (s, q): (Array2<i64>, Array2<u128>) = gpu.window_sum_sumsq(&e, 3, Border::Wrap)?;

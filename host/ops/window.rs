@@ -81,7 +81,7 @@ use crate::abi::window::{
     BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES,
     STREAM_BOX_SPAN, STREAM_BOX_WARPS, Seg, Sums, WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK,
     WindowIn, WindowKernel, fused_layout, running_shared_bytes, running_tile, sliding_layout, sliding_outputs,
-    warp_box_geometry,
+    stream_box_ring_bytes, warp_box_geometry,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -180,18 +180,20 @@ pub enum BoxVariant {
     /// barely grows with the window; but at 16 warps per SM (128 registers) it is latency-bound
     /// and slower than `Fused` up to 31 columns (docs/PERFORMANCE.md).
     WarpPrefix,
-    /// One pass, u8 input into f32 outputs, windows up to 17 wide (any height): each warp owns
-    /// 256 columns of a strip of rows (no shared memory, no barrier); every row's window sums
-    /// come from registers — the words either side of a lane's own by `shfl.idx`, the first
-    /// window of each word by byte dot products (`dp4a`: four samples or their squares per
-    /// instruction), the next three by sliding — and the vertical running sums add the entering
-    /// row's sums and subtract the leaving row's, formed again rather than stored. Outputs leave
-    /// as 16-byte stores, 512 contiguous bytes per warp store. One kernel per window width, so
-    /// every byte position is a constant. Removes the fused variant's shared rows, barriers and
-    /// `w` loads per output; bottleneck: the output write bandwidth (docs/PERFORMANCE.md).
+    /// One pass, u8 input into f32 outputs, windows up to 17 wide and as tall as a warp's ring
+    /// fits in shared memory (1 KB per row up to 16 columns, 2 KB at 17: 227 or 113 rows on the
+    /// H100): each warp owns 256 columns of a strip of rows (no barrier); every row's window
+    /// sums come from registers — the words either side of a lane's own by `shfl.idx`, the
+    /// first window of each word by byte dot products (`dp4a`: four samples or their squares per
+    /// instruction), the next three by sliding — and go into the warp's shared ring of its last
+    /// `h` rows, from which the vertical running sums subtract them when the row leaves the
+    /// window. Outputs leave as 16-byte stores, 512 contiguous bytes per warp store. One kernel
+    /// per window width, so every byte position is a constant. Removes the fused variant's
+    /// shared rows, barriers and `w` loads per output; bottleneck: waiting on the entering row's
+    /// loads at 14 warps per SM (docs/PERFORMANCE.md).
     StreamRows,
-    /// For integers: `StreamRows` for u8 → f32 windows up to 17 wide (images of at least 16
-    /// columns), `Fused` up to 64 columns wide, except u8 windows 32–129 wide, which run
+    /// For integers: `StreamRows` for u8 → f32 windows up to 17 wide whose ring fits (images of
+    /// at least 16 columns, a multiple of 4), `Fused` up to 64 columns wide, except u8 windows 32–129 wide, which run
     /// `WarpPrefix`; else `Separable` (the crossovers measured on the H100: docs/PERFORMANCE.md).
     #[default]
     Auto,
@@ -347,6 +349,10 @@ impl Family for WindowKernels {
             .iter()
             .map(|n| module.load_function(n))
             .collect::<std::result::Result<Vec<_>, _>>()?;
+        for f in &stream {
+            // Its rings grow with the window height (stream_box_ring_bytes).
+            f.set_attribute(attr, optin)?;
+        }
         Ok(WindowKernels { functions, int, stream })
     }
 
@@ -787,6 +793,25 @@ fn one_pass_strip(columns: u64, height: u64, h: u32, min_h: u64, wave: u64) -> u
     strip.min(height).clamp(1, u32::MAX as u64) as u32
 }
 
+/// Warps per stream-rows block for rings of `ring` bytes per warp: of 4, 2 and 1 warps whose
+/// rings fit the opt-in shared memory, the block that keeps the most warps resident per SM (ties:
+/// the larger block). At 15 rows of 16 columns (15 KB per warp) blocks of 4 leave 12 warps per
+/// H100 SM and blocks of 2 leave 14.
+fn stream_box_warps(func: &CudaFunction, ring: usize, optin: usize) -> Result<u32> {
+    let mut best = (0, 1);
+    for warps in (0..3).map(|k| STREAM_BOX_WARPS >> k) {
+        let shared = warps as usize * ring;
+        if shared > optin {
+            continue;
+        }
+        let resident = func.occupancy_max_active_blocks_per_multiprocessor(32 * warps, shared, None)? * warps;
+        if resident > best.0 {
+            best = (resident, warps);
+        }
+    }
+    Ok(best.1)
+}
+
 /// The fused kernel works in 32-bit row and column arithmetic: sides and window height below
 /// this.
 const FUSED_MAX_SIDE: usize = 1 << 29;
@@ -842,7 +867,16 @@ impl<T: WindowElement> BoxPlan<T> {
         let warp_limit = one_pass_limit(BoxVariant::WarpPrefix, WARP_BOX_MAX_WIDTH as usize, WARP_BOX_SHARED);
         let warp_fits = has_warp && warp_limit.is_none();
         let has_stream = instance == WindowInstance::u8_f32;
-        let stream_limit = one_pass_limit(BoxVariant::StreamRows, STREAM_BOX_MAX_WIDTH as usize, 0);
+        let ring = stream_box_ring_bytes(w, h) as usize;
+        // A block of one warp must hold that warp's ring of h rows.
+        let ring_rows = (optin as u64 / stream_box_ring_bytes(w, 1)) as usize;
+        let stream_limit = one_pass_limit(BoxVariant::StreamRows, STREAM_BOX_MAX_WIDTH as usize, 0).or_else(|| {
+            (win_h > ring_rows).then_some(Error::WindowTooLarge {
+                window: win_h,
+                max: ring_rows,
+                what: "the stream-rows variant's shared ring of one warp's last h rows (window height)",
+            })
+        });
         // Auto takes it where its words load directly (the fast path: at least 16 columns, a
         // multiple of 4); other shapes it computes correctly but byte by byte.
         let stream_fast = width >= 16 && width.is_multiple_of(4);
@@ -922,15 +956,19 @@ impl<T: WindowElement> BoxPlan<T> {
                 1,
             )),
             BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, 4)),
-            // A warm-up row costs a warp its entering row's sums only (about a third of an
-            // output row): strips of at least 2h rows.
-            BoxVariant::StreamRows => Some((
-                32 * STREAM_BOX_WARPS,
-                0,
-                STREAM_BOX_WARPS as u64,
-                STREAM_BOX_SPAN as u64,
-                2,
-            )),
+            // A warm-up row costs a warp its entering row's sums (about half an output row):
+            // strips of at least 2h rows.
+            BoxVariant::StreamRows => {
+                let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
+                let warps = stream_box_warps(func, ring, optin)?;
+                Some((
+                    32 * warps,
+                    warps as usize * ring,
+                    warps as u64,
+                    STREAM_BOX_SPAN as u64,
+                    2,
+                ))
+            }
             _ => None,
         };
         let (cfg, rows) = if let Some((threads, shared, per_block, tile_cols, min_h)) = one_pass {
@@ -1050,8 +1088,8 @@ impl<T: WindowElement> BoxPlan<T> {
                 // kernel of the plan's window width); the buffers hold planes · height · width
                 // elements (checked); o1 is read only for two-output kinds, which pass it; grid
                 // and shared memory come from the same geometry (FUSED_BLOCK and FUSED_COLS,
-                // warp_box_geometry and WARP_BOX_WARPS, or STREAM_BOX_SPAN and
-                // STREAM_BOX_WARPS) and strip the kernel uses.
+                // warp_box_geometry and WARP_BOX_WARPS, or STREAM_BOX_SPAN and whole warps
+                // with stream_box_ring_bytes per warp) and strip the kernel uses.
                 unsafe { launch.launch(self.cfg) }?;
             }
             Some((row_plan, scratch)) => {

@@ -1904,9 +1904,10 @@ macro_rules! stream_box_entries {
         pub mod u8_f32_stream_box {
             use super::*;
             $(
-                // 4 blocks of 128 threads (16 warps) per SM: at most 128 registers. At 5 blocks
-                // (102 registers) ptxas spilled 12–44 bytes per kernel, which the PTX check (no
-                // local memory in any kernel) refuses.
+                // 16 warps per SM (stated as 4 blocks of 128 threads; the host launches blocks
+                // of 1, 2 or 4 warps): at most 128 registers. At 20 warps (102 registers) ptxas
+                // spilled 12–44 bytes per kernel, which the PTX check (no local memory in any
+                // kernel) refuses.
                 $crate::launch_bounds!($crate::stream_box_name!($w), 128, 4);
                 #[unsafe(export_name = $crate::stream_box_name!($w))]
                 pub unsafe extern "ptx-kernel" fn $name(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {

@@ -59,7 +59,8 @@ const _: () = {
     assert!(left + outputs + (WARP_BOX_MAX_WIDTH - 1 - WARP_BOX_MAX_WIDTH / 2) <= WARP_BOX_SPAN && outputs >= 380);
 };
 
-/// Warps per block of the stream-rows 2D box (u8 → f32). Its warps share nothing.
+/// Most warps per block of the stream-rows 2D box (u8 → f32); the host launches 1, 2 or 4, as
+/// many as keep the most warps resident with their rings. Its warps share nothing.
 pub const STREAM_BOX_WARPS: u32 = 4;
 /// Output columns of a stream-rows warp: two groups of 128, lane `l` holding the 4-byte word at
 /// `4·l` of each (every warp load is 128 contiguous bytes, every warp store of a group's four
@@ -68,6 +69,17 @@ pub const STREAM_BOX_SPAN: u32 = 256;
 /// Widest window the stream-rows box takes: a lane reads the two words either side of its own,
 /// so a window reaches at most 8 columns left or right of an output.
 pub const STREAM_BOX_MAX_WIDTH: u32 = 17;
+/// Widest window whose row sums the stream-rows ring packs into one word, `Σx | Σx² << 12`:
+/// 16 u8 samples sum below 2^12 and their squares below 2^20.
+pub const STREAM_BOX_PACKED_MAX_WIDTH: u32 = 16;
+
+/// Shared memory of one stream-rows warp: its ring of the window sums of its last `win_h` rows
+/// (256 outputs per row, one packed word each, or two words — `Σx` then `Σx²` — for windows wider
+/// than [`STREAM_BOX_PACKED_MAX_WIDTH`]). A block of `k` warps takes `k` rings.
+pub const fn stream_box_ring_bytes(win_w: u32, win_h: u32) -> u64 {
+    let words = if win_w <= STREAM_BOX_PACKED_MAX_WIDTH { 1 } else { 2 };
+    win_h as u64 * STREAM_BOX_SPAN as u64 * 4 * words
+}
 
 /// Symbol of the stream-rows box for windows `w` columns wide (one kernel per width, so the
 /// byte positions of every window are constants).

@@ -309,6 +309,26 @@ pub unsafe fn store_shared_v4_at(a: u32, w: [u32; 4]) {
     }
 }
 
+/// Loads 16 bytes at shared-window address `a` (`ld.shared.v4.u32`).
+///
+/// # Safety
+/// `a` is a 16-byte-aligned address of 16 bytes of this block's shared memory
+/// ([`shared_address`]), written by this thread or before a barrier it passed.
+#[inline(always)]
+pub unsafe fn load_shared_v4_at(a: u32) -> [u32; 4] {
+    let (x, y, z, t): (u32, u32, u32, u32);
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "ld.shared.v4.u32 {{{x}, {y}, {z}, {t}}}, [{a}];",
+            a = in(reg32) a,
+            x = out(reg32) x, y = out(reg32) y, z = out(reg32) z, t = out(reg32) t,
+            options(readonly, nostack),
+        );
+    }
+    [x, y, z, t]
+}
+
 /// An element type that 16-byte vector loads can carry: `LANES` elements per load, unpacked from
 /// the four loaded words without a round trip through memory (so nothing spills to local memory).
 pub trait Vec16: Copy {

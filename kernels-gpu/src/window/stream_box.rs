@@ -1,26 +1,31 @@
 //! The stream-rows 2D box for u8 images into f32, windows up to 17 columns wide: one pass, every
-//! warp on its own (no shared memory, no barrier), each row's window sums formed in registers by
-//! byte dot products, O(1) work per output down the columns.
+//! warp on its own (no barrier), each row's window sums formed in registers by byte dot products
+//! and kept in a per-warp shared ring until the row leaves the window, O(1) work per output down
+//! the columns.
 //!
 //! Warp `(plane, strip, segment)` owns output columns `[c, c + 256)` of rows `[s0, s1)`. Lane `l`
 //! holds the 4-byte word at `c + 4·l` of group 0 and at `c + 128 + 4·l` of group 1, so every warp
 //! load is 128 contiguous bytes and every warp store of a group's outputs 512 contiguous bytes.
 //! Walking down the rows, each lane
-//! 1. loads the words of the entering row and of the leaving row `h` rows up (issued one row
-//!    ahead; the leaving row comes back from L1 or L2), lanes 0, 1 and 30, 31 also the two words
-//!    left and right of the warp;
+//! 1. loads the words of the entering row (issued one row ahead), lanes 0, 1 and 30, 31 also the
+//!    two words left and right of the warp;
 //! 2. gathers the two words either side of each of its words by `shfl.idx` (a window reaches at
 //!    most 8 columns from its output), and forms the row's window sums of its 4 + 4 columns:
 //!    the first window of a word by `dp4a` against byte masks (4 samples, or their squares, per
 //!    instruction), the next three by sliding — one `prmt` pairs the entering and leaving
 //!    samples, two `dp4a` give their difference and sum, so `Σx += d` and `Σx² += d · sum`;
 //! 3. updates its 8 vertical running sums, `+ entering − leaving` row sums (exact in wrapping
-//!    u32: a window's true sums fit);
+//!    u32: a window's true sums fit), the leaving row's from the ring slot the entering row's
+//!    then take (below);
 //! 4. once `h` rows are in, forms the outputs (f32 moments from the exact u32 spread where
 //!    `h · w ≤ 513`) and stores each group's four with one 16-byte store.
 //!
-//! The leaving row's sums are formed again rather than kept: a ring of `h` rows of them would
-//! take 15 KB of shared memory per warp at `h = 15`, a third of an SM's warps.
+//! The ring: each warp keeps the row sums of its last `h` rows in shared memory, one 16-byte slot
+//! per lane, group and row (`Σx | Σx² << 12` packed in one word per output for windows up to 16
+//! wide, so a row of 256 outputs is 1 KB; two 16-byte slots, sums then squares, at 17). A lane
+//! reads back only what it wrote, so the ring needs no barrier, and the warp's 16-byte accesses
+//! are 512 contiguous bytes (no bank conflicts). Forming the leaving row's sums again instead
+//! (an earlier version) cost as many instructions as the entering row's, and its loads.
 //!
 //! One kernel per window width (`L` columns before the output, `R` after), so every byte position
 //! and mask is a constant. Warps whose words and side words all lie in the plane load words
@@ -30,7 +35,9 @@
 //! byte through the border mapping.
 
 use crate::abi::border::border_index_i32;
-use crate::abi::window::{BoxArgs, BoxKind, NARROW32_MAX_WINDOW, STREAM_BOX_SPAN, STREAM_BOX_WARPS, Sums};
+use crate::abi::window::{
+    BoxArgs, BoxKind, NARROW32_MAX_WINDOW, STREAM_BOX_MAX_WIDTH, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN, Sums,
+};
 use crate::device::*;
 use crate::filter2d::{Plane, word_at};
 
@@ -251,23 +258,72 @@ fn row_sums<const L: usize, const R: usize>(x: [u32; 5]) -> [(u32, u32); 4] {
     out
 }
 
-/// `sums ± ` the row sums of the lane's 8 columns in `words` (`SUB`: subtract).
-#[inline(always)]
-fn slide<const L: usize, const R: usize, const SUB: bool>(sums: &mut [Sums<u32, u32>; 8], words: [u32; 4], lane: u32) {
-    let x = spans(words, lane, L > 4 || R > 4);
-    crate::unroll!(2, |g| {
-        let h = row_sums::<L, R>(x[g]);
-        crate::unroll!(4, |j| {
-            let v = &mut sums[4 * g + j];
-            if SUB {
-                v.s = v.s.wrapping_sub(h[j].0);
-                v.q = v.q.wrapping_sub(h[j].1);
+/// A lane's slots of its warp's ring (module docs): shared-window addresses.
+#[derive(Clone, Copy)]
+struct Ring {
+    /// The lane's group-0 slot of ring row 0.
+    base: u32,
+    /// The slot of the current row.
+    at: u32,
+    /// `base` + the ring's bytes: where `at` wraps.
+    end: u32,
+}
+
+impl Ring {
+    /// Bytes of one ring row of a warp: 256 outputs of one word (packed) or two.
+    const fn row_bytes(packed: bool) -> u32 {
+        STREAM_BOX_SPAN * 4 * if packed { 1 } else { 2 }
+    }
+
+    /// The current row's slot: the row sums `h` rows up (`[group][output]`, `(Σx, Σx²)`).
+    ///
+    /// # Safety
+    /// This lane wrote the slot (`store`) `h` rows ago.
+    #[inline(always)]
+    unsafe fn load<const PACKED: bool>(&self) -> [[(u32, u32); 4]; 2] {
+        let mut out = [[(0, 0); 4]; 2];
+        crate::unroll!(2, |g| {
+            let at = self.at + (g as u32) * GROUP as u32 * if PACKED { 4 } else { 8 };
+            // SAFETY: forwarded; the slots lie in the block's ring (stream_box_ring_bytes).
+            if PACKED {
+                let p = unsafe { load_shared_v4_at(at) };
+                crate::unroll!(4, |j| {
+                    out[g][j] = (p[j] & 0xfff, p[j] >> 12);
+                });
             } else {
-                v.s = v.s.wrapping_add(h[j].0);
-                v.q = v.q.wrapping_add(h[j].1);
+                let (s, q) = unsafe { (load_shared_v4_at(at), load_shared_v4_at(at + 16 * 32)) };
+                crate::unroll!(4, |j| {
+                    out[g][j] = (s[j], q[j]);
+                });
             }
         });
-    });
+        out
+    }
+
+    /// Stores the entering row's sums in the current slot and moves to the next row's.
+    ///
+    /// # Safety
+    /// The ring holds `h` rows of this warp's slots (stream_box_ring_bytes).
+    #[inline(always)]
+    unsafe fn store_and_advance<const PACKED: bool>(&mut self, sums: [[(u32, u32); 4]; 2]) {
+        crate::unroll!(2, |g| {
+            let at = self.at + (g as u32) * GROUP as u32 * if PACKED { 4 } else { 8 };
+            let v = sums[g];
+            // SAFETY: forwarded.
+            unsafe {
+                if PACKED {
+                    store_shared_v4_at(at, v.map(|(s, q)| s | q << 12));
+                } else {
+                    store_shared_v4_at(at, v.map(|(s, _)| s));
+                    store_shared_v4_at(at + 16 * 32, v.map(|(_, q)| q));
+                }
+            }
+        });
+        self.at += Ring::row_bytes(PACKED);
+        if self.at == self.end {
+            self.at = self.base;
+        }
+    }
 }
 
 /// The stream-rows box (module docs) of the u8 plane stack `x` into `o0` (and `o1` for the
@@ -275,11 +331,12 @@ fn slide<const L: usize, const R: usize, const SUB: bool>(sums: &mut [Sums<u32, 
 ///
 /// # Safety
 /// Input and outputs hold `planes · height · width` elements; the grid has at least `planes ·
-/// ⌈height / strip⌉ · ⌈width / 256⌉` warps in blocks of `STREAM_BOX_WARPS` warps; `win_w = L + 1 +
-/// R`, `anchor_x = L`, `h · w ≤ FUSED_MAX_WINDOW` of u8 and the sides below 2^29.
+/// ⌈height / strip⌉ · ⌈width / 256⌉` warps in blocks of whole warps (at most `STREAM_BOX_WARPS`),
+/// each block with `stream_box_ring_bytes(w, h)` of dynamic shared memory per warp; `win_w = L +
+/// 1 + R`, `anchor_x = L`, `h · w ≤ FUSED_MAX_WINDOW` of u8 and the sides below 2^29.
 #[inline(always)]
 pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
-    let Some((plane, strip, segment)) = warp_strip(&a, STREAM_BOX_SPAN as u64, STREAM_BOX_WARPS) else {
+    let Some((plane, strip, segment)) = warp_strip(&a, STREAM_BOX_SPAN as u64, block_dim() / 32) else {
         return; // a warp past the last strip (warp-uniform)
     };
     let lane = lane_idx();
@@ -301,12 +358,21 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
         side: !(2..30).contains(&lane),
         cval4: a.cval as u32 * 0x0101_0101,
     };
+    let row_bytes = Ring::row_bytes(L + 1 + R <= STREAM_BOX_PACKED_MAX_WIDTH as usize);
+    // SAFETY: the block's dynamic shared memory is its warps' rings.
+    let shared = shared_address(unsafe { dynamic_shared::<u8>() });
+    let base = shared + warp_idx() * a.win_h * row_bytes + 16 * lane;
     let strip = Strip {
         plane: plane * plane_len,
         c0,
         lane,
         fast,
         first: strip * a.strip as u64,
+        ring: Ring {
+            base,
+            at: base,
+            end: base + a.win_h * row_bytes,
+        },
     };
     // SAFETY (all three): forwarded; each source's promise is the condition that picks it.
     unsafe {
@@ -323,7 +389,8 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
 }
 
 /// A warp's strip: the plane's first output element, the lane's group-0 column, whether the
-/// plane takes the direct loads (and so 16-byte stores), the strip's first output row.
+/// plane takes the direct loads (and so 16-byte stores), the strip's first output row, the lane's
+/// ring.
 #[derive(Clone, Copy)]
 struct Strip {
     plane: u64,
@@ -331,6 +398,7 @@ struct Strip {
     lane: u32,
     fast: bool,
     first: u64,
+    ring: Ring,
 }
 
 /// The row loop of [`stream_box`] over one strip, words from `src`.
@@ -363,28 +431,48 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
     let vector_out = st.fast && (o0 as usize).is_multiple_of(16) && (o1 as usize).is_multiple_of(16);
     let mean_var = vector_out && narrow && kind == BoxKind::MeanVar;
     let out_plane = st.plane;
+    const { assert!(L + 1 + R <= STREAM_BOX_MAX_WIDTH as usize) };
+    let packed = const { L + 1 + R <= STREAM_BOX_PACKED_MAX_WIDTH as usize };
+    let mut ring = st.ring;
     let mut sums = [Sums::<u32, u32> { s: 0, q: 0 }; 8];
     // SAFETY (every fetch): the plane holds height · width read-only samples.
-    let mut next = (unsafe { src.words(y_first) }, [0u32; 4]);
+    let mut next = unsafe { src.words(y_first) };
     let mut y = y_first;
     while y < y_end {
-        let (enter, leave) = next;
+        let enter = next;
         if y + 1 < y_end {
-            // The next row's loads, in flight during this row's sums and outputs.
-            next = unsafe {
-                (
-                    src.words(y + 1),
-                    if y + 1 - h >= y_first {
-                        src.words(y + 1 - h)
-                    } else {
-                        [0; 4]
-                    },
-                )
-            };
+            // The next row's loads, in flight during this row's sums and outputs (loads two or
+            // three rows ahead measured slower: docs/PERFORMANCE.md).
+            next = unsafe { src.words(y + 1) };
         }
-        slide::<L, R, false>(&mut sums, enter, lane);
-        if y - h >= y_first {
-            slide::<L, R, true>(&mut sums, leave, lane);
+        // SAFETY: the slot of row y − h, written h rows ago (read only once it was).
+        let leave = (y - h >= y_first).then(|| unsafe {
+            if packed {
+                ring.load::<true>()
+            } else {
+                ring.load::<false>()
+            }
+        });
+        let x = spans(enter, lane, L > 4 || R > 4);
+        let row = [row_sums::<L, R>(x[0]), row_sums::<L, R>(x[1])];
+        crate::unroll!(2, |g| {
+            crate::unroll!(4, |j| {
+                let v = &mut sums[4 * g + j];
+                let (s_out, q_out) = match leave {
+                    Some(l) => l[g][j],
+                    None => (0, 0),
+                };
+                v.s = v.s.wrapping_add(row[g][j].0).wrapping_sub(s_out);
+                v.q = v.q.wrapping_add(row[g][j].1).wrapping_sub(q_out);
+            });
+        });
+        // SAFETY: the ring holds h rows of the lane's slots (the launch's shared memory).
+        unsafe {
+            if packed {
+                ring.store_and_advance::<true>(row);
+            } else {
+                ring.store_and_advance::<false>(row);
+            }
         }
         if y - y_first >= h - 1 {
             let s = (y - h + 1 + ay) as u64;
