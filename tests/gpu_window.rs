@@ -5,6 +5,7 @@
 //! arrays); scipy's own outputs on the GPU; float drift on long rows and NaN/∞ locality; errors.
 //! Every output the ops allocate is poisoned first (tests/main.rs sets GPUPRIMS_POISON_OUTPUTS).
 
+use gpuprims::abi::window::stream_box_ring_bytes;
 use gpuprims::cpu::window::{self as cpu, OracleElement, WindowRef};
 use gpuprims::{
     Border, BoxLaunch, BoxVariant, DeviceArray, Error, Gpu, MomentsOutput, SumOutput, SumsOutput, WindowElement,
@@ -801,7 +802,7 @@ fn errors_and_empties(gpu: &Gpu) -> Result<(), Failed> {
     // Stream-rows keeps a warp's last h rows of window sums in shared memory (1 KB per row up to
     // 16 columns): taller windows are refused with the most rows that fit; Auto runs another
     // variant, correctly.
-    let ring_rows = gpu.props().shared_mem_per_block_optin as usize / 1024;
+    let ring_rows = (gpu.props().shared_mem_per_block_optin as u64 / stream_box_ring_bytes(5, 1)) as usize;
     let tall = (ring_rows + 1, 5);
     let xt =
         Array2::from_shape_vec((ring_rows + 9, 64), u8::random((ring_rows + 9) * 64, 5)).map_err(|e| e.to_string())?;

@@ -193,8 +193,9 @@ pub enum BoxVariant {
     /// loads at 14 warps per SM (docs/PERFORMANCE.md).
     StreamRows,
     /// For integers: `StreamRows` for u8 → f32 windows up to 17 wide whose ring fits (images of
-    /// at least 16 columns, a multiple of 4), `Fused` up to 64 columns wide, except u8 windows 32–129 wide, which run
-    /// `WarpPrefix`; else `Separable` (the crossovers measured on the H100: docs/PERFORMANCE.md).
+    /// at least 16 columns, a multiple of 4), `Fused` up to 64 columns wide, except u8 windows
+    /// 32–129 wide, which run `WarpPrefix`; else `Separable` (the crossovers measured on the
+    /// H100: docs/PERFORMANCE.md).
     #[default]
     Auto,
 }

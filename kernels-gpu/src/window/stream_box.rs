@@ -37,6 +37,7 @@
 use crate::abi::border::border_index_i32;
 use crate::abi::window::{
     BoxArgs, BoxKind, NARROW32_MAX_WINDOW, STREAM_BOX_MAX_WIDTH, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN, Sums,
+    stream_box_ring_bytes,
 };
 use crate::device::*;
 use crate::filter2d::{Plane, word_at};
@@ -270,28 +271,33 @@ struct Ring {
 }
 
 impl Ring {
-    /// Bytes of one ring row of a warp: 256 outputs of one word (packed) or two.
-    const fn row_bytes(packed: bool) -> u32 {
-        STREAM_BOX_SPAN * 4 * if packed { 1 } else { 2 }
+    /// Bytes of one warp's ring row for windows `win_w` wide: the abi's layout
+    /// ([`stream_box_ring_bytes`]), group 0's slots then group 1's, each group's `Σx²` slots after
+    /// its `Σx` slots when they are not packed.
+    #[inline(always)]
+    const fn row_bytes(win_w: usize) -> u32 {
+        stream_box_ring_bytes(win_w as u32, 1) as u32
     }
 
-    /// The current row's slot: the row sums `h` rows up (`[group][output]`, `(Σx, Σx²)`).
+    /// The current row's slot for windows `win_w` wide (a constant where it is inlined): the row
+    /// sums `h` rows up (`[group][output]`, `(Σx, Σx²)`).
     ///
     /// # Safety
-    /// This lane wrote the slot (`store`) `h` rows ago.
+    /// This lane wrote the slot (`store_and_advance`) `h` rows ago.
     #[inline(always)]
-    unsafe fn load<const PACKED: bool>(&self) -> [[(u32, u32); 4]; 2] {
+    unsafe fn load(&self, win_w: usize) -> [[(u32, u32); 4]; 2] {
+        let group = Ring::row_bytes(win_w) / 2;
         let mut out = [[(0, 0); 4]; 2];
         crate::unroll!(2, |g| {
-            let at = self.at + (g as u32) * GROUP as u32 * if PACKED { 4 } else { 8 };
+            let at = self.at + g as u32 * group;
             // SAFETY: forwarded; the slots lie in the block's ring (stream_box_ring_bytes).
-            if PACKED {
+            if win_w <= STREAM_BOX_PACKED_MAX_WIDTH as usize {
                 let p = unsafe { load_shared_v4_at(at) };
                 crate::unroll!(4, |j| {
                     out[g][j] = (p[j] & 0xfff, p[j] >> 12);
                 });
             } else {
-                let (s, q) = unsafe { (load_shared_v4_at(at), load_shared_v4_at(at + 16 * 32)) };
+                let (s, q) = unsafe { (load_shared_v4_at(at), load_shared_v4_at(at + group / 2)) };
                 crate::unroll!(4, |j| {
                     out[g][j] = (s[j], q[j]);
                 });
@@ -300,26 +306,28 @@ impl Ring {
         out
     }
 
-    /// Stores the entering row's sums in the current slot and moves to the next row's.
+    /// Stores the entering row's sums in the current slot (windows `win_w` wide, a constant where
+    /// it is inlined) and moves to the next row's.
     ///
     /// # Safety
     /// The ring holds `h` rows of this warp's slots (stream_box_ring_bytes).
     #[inline(always)]
-    unsafe fn store_and_advance<const PACKED: bool>(&mut self, sums: [[(u32, u32); 4]; 2]) {
+    unsafe fn store_and_advance(&mut self, win_w: usize, sums: [[(u32, u32); 4]; 2]) {
+        let group = Ring::row_bytes(win_w) / 2;
         crate::unroll!(2, |g| {
-            let at = self.at + (g as u32) * GROUP as u32 * if PACKED { 4 } else { 8 };
+            let at = self.at + g as u32 * group;
             let v = sums[g];
             // SAFETY: forwarded.
             unsafe {
-                if PACKED {
+                if win_w <= STREAM_BOX_PACKED_MAX_WIDTH as usize {
                     store_shared_v4_at(at, v.map(|(s, q)| s | q << 12));
                 } else {
                     store_shared_v4_at(at, v.map(|(s, _)| s));
-                    store_shared_v4_at(at + 16 * 32, v.map(|(_, q)| q));
+                    store_shared_v4_at(at + group / 2, v.map(|(_, q)| q));
                 }
             }
         });
-        self.at += Ring::row_bytes(PACKED);
+        self.at += Ring::row_bytes(win_w);
         if self.at == self.end {
             self.at = self.base;
         }
@@ -358,7 +366,7 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
         side: !(2..30).contains(&lane),
         cval4: a.cval as u32 * 0x0101_0101,
     };
-    let row_bytes = Ring::row_bytes(L + 1 + R <= STREAM_BOX_PACKED_MAX_WIDTH as usize);
+    let row_bytes = Ring::row_bytes(L + 1 + R);
     // SAFETY: the block's dynamic shared memory is its warps' rings.
     let shared = shared_address(unsafe { dynamic_shared::<u8>() });
     let base = shared + warp_idx() * a.win_h * row_bytes + 16 * lane;
@@ -432,7 +440,6 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
     let mean_var = vector_out && narrow && kind == BoxKind::MeanVar;
     let out_plane = st.plane;
     const { assert!(L + 1 + R <= STREAM_BOX_MAX_WIDTH as usize) };
-    let packed = const { L + 1 + R <= STREAM_BOX_PACKED_MAX_WIDTH as usize };
     let mut ring = st.ring;
     let mut sums = [Sums::<u32, u32> { s: 0, q: 0 }; 8];
     // SAFETY (every fetch): the plane holds height · width read-only samples.
@@ -446,13 +453,7 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
             next = unsafe { src.words(y + 1) };
         }
         // SAFETY: the slot of row y − h, written h rows ago (read only once it was).
-        let leave = (y - h >= y_first).then(|| unsafe {
-            if packed {
-                ring.load::<true>()
-            } else {
-                ring.load::<false>()
-            }
-        });
+        let leave = (y - h >= y_first).then(|| unsafe { ring.load(L + 1 + R) });
         let x = spans(enter, lane, L > 4 || R > 4);
         let row = [row_sums::<L, R>(x[0]), row_sums::<L, R>(x[1])];
         crate::unroll!(2, |g| {
@@ -467,13 +468,7 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
             });
         });
         // SAFETY: the ring holds h rows of the lane's slots (the launch's shared memory).
-        unsafe {
-            if packed {
-                ring.store_and_advance::<true>(row);
-            } else {
-                ring.store_and_advance::<false>(row);
-            }
-        }
+        unsafe { ring.store_and_advance(L + 1 + R, row) };
         if y - y_first >= h - 1 {
             let s = (y - h + 1 + ay) as u64;
             let row = out_plane + s * a.width;
