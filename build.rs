@@ -8,6 +8,11 @@
 //!
 //! `GPUPRIMS_CUDA_ARCH` (default `sm_70`) selects `-C target-cpu`; the driver JIT-compiles the PTX
 //! for the actual device when the module is loaded.
+//!
+//! `GPUPRIMS_SASS_ARCH` (e.g. `sm_90`, unset by default) also assembles the PTX into SASS for that
+//! architecture with `ptxas` (`GPUPRIMS_PTXAS`, default `ptxas` on the PATH) and embeds the cubin:
+//! a device of that architecture then loads it without the driver's JIT, which takes over a minute
+//! for this module on a machine whose JIT cache is cold (docs/ARCHITECTURE.md).
 
 use std::env;
 use std::fs;
@@ -25,12 +30,14 @@ fn main() {
     println!("cargo:rerun-if-changed=kernels-gpu/Cargo.toml");
     println!("cargo:rerun-if-changed=kernels-gpu/rust-toolchain.toml");
     println!("cargo:rerun-if-env-changed=GPUPRIMS_CUDA_ARCH");
+    println!("cargo:rerun-if-env-changed=GPUPRIMS_SASS_ARCH");
+    println!("cargo:rerun-if-env-changed=GPUPRIMS_PTXAS");
 
     let arch = env::var("GPUPRIMS_CUDA_ARCH").unwrap_or_else(|_| DEFAULT_ARCH.to_string());
-    if !arch.starts_with("sm_") || !arch[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
-        fail(&format!(
-            "GPUPRIMS_CUDA_ARCH={arch:?} is not an sm_XY architecture (e.g. sm_70, sm_90)"
-        ));
+    check_arch("GPUPRIMS_CUDA_ARCH", &arch);
+    let sass_arch = env::var("GPUPRIMS_SASS_ARCH").unwrap_or_default();
+    if !sass_arch.is_empty() {
+        check_arch("GPUPRIMS_SASS_ARCH", &sass_arch);
     }
     let target_dir = out_dir.join("kernels-target");
 
@@ -65,8 +72,36 @@ fn main() {
         fail(&format!("{} holds no kernel entry", ptx.display()));
     }
     let text = apply_launch_bounds(&text).unwrap_or_else(|e| fail(&e));
-    fs::write(out_dir.join("gpuprims_kernels.ptx"), text).unwrap_or_else(|e| fail(&format!("writing PTX: {e}")));
+    let ptx_out = out_dir.join("gpuprims_kernels.ptx");
+    fs::write(&ptx_out, text).unwrap_or_else(|e| fail(&format!("writing PTX: {e}")));
     println!("cargo:rustc-env=GPUPRIMS_PTX_ARCH={arch}");
+
+    let cubin = out_dir.join("gpuprims_kernels.cubin");
+    if sass_arch.is_empty() {
+        fs::write(&cubin, []).unwrap_or_else(|e| fail(&format!("writing the empty cubin: {e}")));
+    } else {
+        let ptxas = env::var("GPUPRIMS_PTXAS").unwrap_or_else(|_| "ptxas".to_string());
+        let status = Command::new(&ptxas)
+            .arg(format!("-arch={sass_arch}"))
+            .arg(&ptx_out)
+            .arg("-o")
+            .arg(&cubin)
+            .status()
+            .unwrap_or_else(|e| fail(&format!("GPUPRIMS_SASS_ARCH is set but {ptxas:?} could not run: {e}")));
+        if !status.success() {
+            fail(&format!("{ptxas} -arch={sass_arch} failed on the PTX ({status})"));
+        }
+    }
+    println!("cargo:rustc-env=GPUPRIMS_SASS_ARCH={sass_arch}");
+}
+
+/// Fails the build unless `value` (of variable `var`) names an `sm_XY` architecture.
+fn check_arch(var: &str, value: &str) {
+    if !value.starts_with("sm_") || !value[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
+        fail(&format!(
+            "{var}={value:?} is not an sm_XY architecture (e.g. sm_70, sm_90)"
+        ));
+    }
 }
 
 /// Turns each `// gpuprims:launch_bounds SYMBOL THREADS MIN_BLOCKS` line the kernels emit

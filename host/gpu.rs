@@ -12,7 +12,7 @@ use cudarc::nvrtc::Ptx;
 use crate::bank::ConstantBank;
 use crate::error::{Error, Result};
 use crate::family::Families;
-use crate::kernels::PTX;
+use crate::kernels::{PTX, SASS, sass_runs_on};
 
 /// Properties of the device a [`Gpu`] runs on, read once at creation.
 #[derive(Clone, Debug)]
@@ -96,8 +96,9 @@ impl Gpu {
         Gpu::with_device(0)
     }
 
-    /// Opens device `ordinal`: creates its context and stream and loads the embedded PTX (the
-    /// driver JIT-compiles it for the device). Returns [`Error::NoDevice`] — never panics — when
+    /// Opens device `ordinal`: creates its context and stream and loads the embedded kernels — the
+    /// SASS when the build embedded it for this device's architecture (`GPUPRIMS_SASS_ARCH`),
+    /// otherwise the PTX, which the driver JIT-compiles for the device. Returns [`Error::NoDevice`] — never panics — when
     /// libcuda is missing, no device answers or `ordinal` is out of range.
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
         // SAFETY: probes for the shared library without calling into it.
@@ -116,12 +117,20 @@ impl Gpu {
         // SAFETY: no CudaSlice of this context exists yet.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
-        let module = ctx.load_module(Ptx::from_src(PTX))?;
+        let cc = ctx.compute_capability()?;
+        // A cubin the driver refuses (built by a newer ptxas than it knows) falls back to the PTX.
+        let sass = sass_runs_on(cc)
+            .then(|| ctx.load_module(Ptx::from_binary(SASS.to_vec())).ok())
+            .flatten();
+        let module = match sass {
+            Some(m) => m,
+            None => ctx.load_module(Ptx::from_src(PTX))?,
+        };
         let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32);
         let props = DeviceProps {
             ordinal,
             name: ctx.name()?,
-            compute_capability: ctx.compute_capability()?,
+            compute_capability: cc,
             sm_count: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             max_threads_per_sm: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
             shared_mem_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,

@@ -12,6 +12,46 @@ pub use crate::family::launched_kernel_names;
 pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/gpuprims_kernels.ptx"));
 /// The `-C target-cpu` the PTX was compiled for (`GPUPRIMS_CUDA_ARCH`, default sm_70).
 pub const PTX_ARCH: &str = env!("GPUPRIMS_PTX_ARCH");
+/// The PTX assembled into SASS for [`SASS_ARCH`] by build.rs (a cubin), or empty when the build
+/// did not ask for it (`GPUPRIMS_SASS_ARCH` unset).
+pub const SASS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpuprims_kernels.cubin"));
+/// The architecture of [`SASS`] (`GPUPRIMS_SASS_ARCH`, e.g. `sm_90`), empty when there is none.
+pub const SASS_ARCH: &str = env!("GPUPRIMS_SASS_ARCH");
+
+/// Whether the embedded SASS runs on a device of compute capability `cc` ([`arch_runs_on`]).
+pub fn sass_runs_on(cc: (i32, i32)) -> bool {
+    !SASS.is_empty() && arch_runs_on(SASS_ARCH, cc)
+}
+
+/// Whether SASS built for `arch` (`sm_XY`, an `a`/`f` suffix allowed) runs on a device of compute
+/// capability `cc`: SASS runs on its own major version at an equal or higher minor one.
+pub fn arch_runs_on(arch: &str, cc: (i32, i32)) -> bool {
+    let Some(digits) = arch.strip_prefix("sm_") else {
+        return false;
+    };
+    let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
+    let Ok(v) = digits.parse::<i32>() else {
+        return false;
+    };
+    cc.0 == v / 10 && cc.1 >= v % 10
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arch_runs_on;
+
+    #[test]
+    fn sass_runs_on_its_major_at_equal_or_higher_minor() {
+        assert!(arch_runs_on("sm_90", (9, 0)));
+        assert!(arch_runs_on("sm_86", (8, 9)));
+        assert!(!arch_runs_on("sm_86", (8, 0)));
+        assert!(!arch_runs_on("sm_90", (10, 0)));
+        assert!(!arch_runs_on("sm_80", (9, 0)));
+        assert!(arch_runs_on("sm_90a", (9, 0)));
+        assert!(!arch_runs_on("", (9, 0)));
+        assert!(!arch_runs_on("compute_90", (9, 0)));
+    }
+}
 
 /// Names of the `.entry` functions in a PTX text.
 pub fn ptx_entries(ptx: &str) -> Vec<&str> {

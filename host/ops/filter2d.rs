@@ -585,8 +585,11 @@ fn warp_strips(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> (
 }
 
 /// The word-stream van Herk column pass for a window of `k` rows: one warp per 128 bytes of
-/// columns and a strip of rows, the strip about four van Herk blocks long (each strip loads
-/// `k − 1` rows of halo) and shortened while the grid would leave SMs idle. Returns the pass's
+/// columns and a strip of `max(32, k + 1)` rows (each strip loads `k − 1` rows of halo), shortened
+/// while the grid would leave SMs idle. Short strips make many waves, which the block scheduler
+/// balances across SMs that run at different speeds: at 31 × 31 on the H100, 32-row strips took
+/// the dilation from 204.99 to 192.06 µs against the earlier four van Herk blocks (124 rows);
+/// at 15 × 15 the two measured the same (docs/PERFORMANCE.md). Returns the pass's
 /// `(kernel, launch, strip, vector_rows)`.
 fn van_herk_col_words_pass(
     gpu: &Gpu,
@@ -595,7 +598,7 @@ fn van_herk_col_words_pass(
     size: usize,
 ) -> Result<(MorphKernel, LaunchConfig, u32, u32)> {
     let per = 4 / size;
-    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * per), (4 * k).clamp(32, 512));
+    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * per), (k + 1).clamp(32, 512));
     let mut c = warp_tile_grid(tiles, "van-herk")?;
     c.shared_mem_bytes = van_herk_words_smem(k as u32) as u32;
     let vector = s.w.is_multiple_of(per) as u32;
