@@ -36,22 +36,6 @@ pub fn arch_runs_on(arch: &str, cc: (i32, i32)) -> bool {
     cc.0 == v / 10 && cc.1 >= v % 10
 }
 
-#[cfg(test)]
-mod tests {
-    use super::arch_runs_on;
-
-    #[test]
-    fn sass_runs_on_its_major_at_equal_or_higher_minor() {
-        assert!(arch_runs_on("sm_90", (9, 0)));
-        assert!(arch_runs_on("sm_86", (8, 9)));
-        assert!(!arch_runs_on("sm_86", (8, 0)));
-        assert!(!arch_runs_on("sm_90", (10, 0)));
-        assert!(!arch_runs_on("sm_80", (9, 0)));
-        assert!(arch_runs_on("sm_90a", (9, 0)));
-        assert!(!arch_runs_on("", (9, 0)));
-        assert!(!arch_runs_on("compute_90", (9, 0)));
-    }
-}
 
 /// Names of the `.entry` functions in a PTX text.
 pub fn ptx_entries(ptx: &str) -> Vec<&str> {
@@ -77,4 +61,21 @@ pub(crate) fn load_table<I: Copy, const N: usize>(
     names: impl Fn(I) -> [&'static str; N],
 ) -> Result<Vec<[CudaFunction; N]>> {
     instances.iter().map(|&i| load_functions(module, names(i))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::arch_runs_on;
+
+    #[test]
+    fn sass_runs_on_its_major_at_equal_or_higher_minor() {
+        assert!(arch_runs_on("sm_90", (9, 0)));
+        assert!(arch_runs_on("sm_86", (8, 9)));
+        assert!(!arch_runs_on("sm_86", (8, 0)));
+        assert!(!arch_runs_on("sm_90", (10, 0)));
+        assert!(!arch_runs_on("sm_80", (9, 0)));
+        assert!(arch_runs_on("sm_90a", (9, 0)));
+        assert!(!arch_runs_on("", (9, 0)));
+        assert!(!arch_runs_on("compute_90", (9, 0)));
+    }
 }
