@@ -36,7 +36,6 @@ pub fn arch_runs_on(arch: &str, cc: (i32, i32)) -> bool {
     cc.0 == v / 10 && cc.1 >= v % 10
 }
 
-
 /// Names of the `.entry` functions in a PTX text.
 pub fn ptx_entries(ptx: &str) -> Vec<&str> {
     ptx.lines()
