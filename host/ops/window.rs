@@ -799,8 +799,9 @@ fn one_pass_strip(columns: u64, height: u64, h: u32, min_h: u64, wave: u64) -> u
 /// than one wave of long ones. Each strip first reads `h − 1` rows, but on the H100 the SMs ran
 /// through one wave of equal strips at speeds up to 37% apart (ncu: SM active cycles 345 k to
 /// 550 k of 559 k), so a fifth of the run had idle SMs; with short strips the block scheduler
-/// hands the SMs that finish early more work. 15 × 15: 331 µs in one wave, 273 µs at 18 rows; the
-/// lengths were measured from 15 to 144 rows (docs/PERFORMANCE.md).
+/// hands the SMs that finish early more work, and the warps in flight write one narrow band of
+/// the output. 15 × 15: 331 µs in one wave, 273 µs at 18 rows; the lengths were measured from 15
+/// to 144 rows, and work stealing over long strips measured slower (docs/PERFORMANCE.md).
 fn stream_rows_strip(height: u64, h: u32, w: u32) -> u32 {
     let h = h as u64;
     let rows = if w <= STREAM_BOX_PACKED_MAX_WIDTH {
