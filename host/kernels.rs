@@ -61,20 +61,3 @@ pub(crate) fn load_table<I: Copy, const N: usize>(
 ) -> Result<Vec<[CudaFunction; N]>> {
     instances.iter().map(|&i| load_functions(module, names(i))).collect()
 }
-
-#[cfg(test)]
-mod tests {
-    use super::arch_runs_on;
-
-    #[test]
-    fn sass_runs_on_its_major_at_equal_or_higher_minor() {
-        assert!(arch_runs_on("sm_90", (9, 0)));
-        assert!(arch_runs_on("sm_86", (8, 9)));
-        assert!(!arch_runs_on("sm_86", (8, 0)));
-        assert!(!arch_runs_on("sm_90", (10, 0)));
-        assert!(!arch_runs_on("sm_80", (9, 0)));
-        assert!(arch_runs_on("sm_90a", (9, 0)));
-        assert!(!arch_runs_on("", (9, 0)));
-        assert!(!arch_runs_on("compute_90", (9, 0)));
-    }
-}

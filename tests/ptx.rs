@@ -3,7 +3,7 @@
 
 use gpuprims::abi::conv1d::Conv1dStep;
 use gpuprims::abi::pool::{PoolKernel, VECTORIZED_ARGMAX};
-use gpuprims::kernels::{PTX, launched_kernel_names, ptx_entries};
+use gpuprims::kernels::{PTX, SASS, SASS_ARCH, arch_runs_on, launched_kernel_names, ptx_entries};
 use gpuprims::ops::conv1d::Conv1dType;
 use gpuprims::ops::pool::PoolInstance;
 use gpuprims::ops::reduce::ReduceInstance;
@@ -28,6 +28,28 @@ fn expect_in(names: &[&str], needle: &str) -> Result<(), Failed> {
 
 pub fn trials() -> Vec<Trial> {
     vec![
+        Trial::test("ptx::sass_runs_on_its_major_at_equal_or_higher_minor", || {
+            let cases = [
+                ("sm_90", (9, 0), true),
+                ("sm_86", (8, 9), true),
+                ("sm_86", (8, 0), false),
+                ("sm_90", (10, 0), false),
+                ("sm_80", (9, 0), false),
+                ("sm_90a", (9, 0), true),
+                ("", (9, 0), false),
+                ("compute_90", (9, 0), false),
+            ];
+            for (arch, cc, want) in cases {
+                if arch_runs_on(arch, cc) != want {
+                    return Err(format!("arch_runs_on({arch:?}, {cc:?}) should be {want}").into());
+                }
+            }
+            // The embedded cubin, when the build asked for one, is an ELF image.
+            if SASS_ARCH.is_empty() != SASS.is_empty() || (!SASS.is_empty() && !SASS.starts_with(b"\x7fELF")) {
+                return Err(format!("SASS_ARCH {SASS_ARCH:?} with {} bytes of SASS", SASS.len()).into());
+            }
+            Ok(())
+        }),
         Trial::test("ptx::every_launched_kernel_is_an_entry", || {
             let entries = ptx_entries(PTX);
             let missing: Vec<_> = launched_kernel_names()
