@@ -794,6 +794,15 @@ fn one_pass_strip(columns: u64, height: u64, h: u32, min_h: u64, wave: u64) -> u
     strip.min(height).clamp(1, u32::MAX as u64) as u32
 }
 
+/// How a one-pass box variant sizes its strips of output rows.
+#[derive(Clone, Copy)]
+enum StripRule {
+    /// One wave of resident tiles, strips no shorter than `min_h · h` rows ([`one_pass_strip`]).
+    OneWave { min_h: u64 },
+    /// Strips of this many rows, in as many waves as they take ([`stream_rows_strip`]).
+    Rows(u32),
+}
+
 /// Output rows per stream-rows warp for windows `h` rows by `w` columns: `max(16, ⌈1.2 h⌉)`
 /// (`max(16, 2h)` for the two-word rings past 16 columns), many waves of short strips rather
 /// than one wave of long ones. Each strip first reads `h − 1` rows, but on the H100 the SMs ran
@@ -963,7 +972,7 @@ impl<T: WindowElement> BoxPlan<T> {
             cval,
         };
         let one_pass = match variant {
-            // (threads per block, shared bytes, tiles per block, columns per tile, min strip / h)
+            // (threads per block, shared bytes, tiles per block, columns per tile, strip rule)
             BoxVariant::WarpPrefix => Some((
                 32 * WARP_BOX_WARPS,
                 WARP_BOX_SHARED,
@@ -972,10 +981,9 @@ impl<T: WindowElement> BoxPlan<T> {
                 // A warm-up row costs a warp only its loads and column updates (about a sixth
                 // of an output row): strips down to h rows keep the grid one full wave for tall
                 // windows.
-                1,
+                StripRule::OneWave { min_h: 1 },
             )),
-            BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, 4)),
-            // Strips from `stream_rows_strip`, not one wave.
+            BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, StripRule::OneWave { min_h: 4 })),
             BoxVariant::StreamRows => {
                 let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
                 let warps = stream_box_warps(func, ring, optin)?;
@@ -984,20 +992,19 @@ impl<T: WindowElement> BoxPlan<T> {
                     warps as usize * ring,
                     warps as u64,
                     STREAM_BOX_SPAN as u64,
-                    2,
+                    StripRule::Rows(stream_rows_strip(height as u64, h, w)),
                 ))
             }
             _ => None,
         };
-        let (cfg, rows) = if let Some((threads, shared, per_block, tile_cols, min_h)) = one_pass {
+        let (cfg, rows) = if let Some((threads, shared, per_block, tile_cols, strips)) = one_pass {
             let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
             let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
             let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * per_block;
             let columns = planes as u64 * (width as u64).div_ceil(tile_cols);
-            args.strip = if variant == BoxVariant::StreamRows {
-                stream_rows_strip(height as u64, h, w)
-            } else {
-                one_pass_strip(columns, height as u64, h, min_h, wave)
+            args.strip = match strips {
+                StripRule::OneWave { min_h } => one_pass_strip(columns, height as u64, h, min_h, wave),
+                StripRule::Rows(rows) => rows,
             };
             let tiles = columns * (height as u64).div_ceil(args.strip as u64);
             let cfg = LaunchConfig {
