@@ -225,15 +225,8 @@ pub unsafe fn store_v2(p: *mut [u32; 2], w: [u32; 2]) {
 /// `p` must point to 16 writable, 16-byte-aligned bytes of this block's shared memory.
 #[inline(always)]
 pub unsafe fn store_shared_v4(p: *mut [u32; 4], w: [u32; 4]) {
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; st.shared.v4.u32 [s], {{{a}, {b}, {c}, {d}}}; }}",
-            p = in(reg64) p,
-            a = in(reg32) w[0], b = in(reg32) w[1], c = in(reg32) w[2], d = in(reg32) w[3],
-            options(nostack),
-        );
-    }
+    // SAFETY: forwarded to the caller; the shared-window address of p names the same bytes.
+    unsafe { store_shared_v4_at(shared_address(p), w) }
 }
 
 /// Loads 16 bytes from shared memory with one `ld.shared.v4.u32`.
@@ -243,17 +236,8 @@ pub unsafe fn store_shared_v4(p: *mut [u32; 4], w: [u32; 4]) {
 /// before a barrier this thread passed.
 #[inline(always)]
 pub unsafe fn load_shared_v4(p: *const [u32; 4]) -> [u32; 4] {
-    let (a, b, c, d): (u32, u32, u32, u32);
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {p}; ld.shared.v4.u32 {{{a}, {b}, {c}, {d}}}, [s]; }}",
-            p = in(reg64) p,
-            a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d,
-            options(readonly, nostack),
-        );
-    }
-    [a, b, c, d]
+    // SAFETY: forwarded to the caller; the shared-window address of p names the same bytes.
+    unsafe { load_shared_v4_at(shared_address(p)) }
 }
 
 /// The 32-bit shared-window address of a pointer into this block's shared memory. Kernels that
