@@ -2,7 +2,7 @@
 //! and erode over windows {1×1, 3×3, 5×5, 7×7, 1×9, 9×1, 2×4, 31×31, 60×90} × shapes {1×1, 1×37,
 //! 41×1, 37×53, 8192×3, 3×4160, a 2×3×19×70 batch, 67×160} × every border, layouts rotating
 //! through contiguous, transposed view and device array, values bit for bit (NaNs in f32 inputs);
-//! van Herk and Auto on long windows (up to 97 rows, 300 columns) over images several warps wide
+//! van Herk and Auto on long windows (up to 97 rows, 300 columns: each row pass) over images several warps wide
 //! and several strips tall;
 //! the linear rungs (Gaussian 3×3, Sobel, correlate2d) and the separable Gaussian against the
 //! oracle; gradient, opening, closing and the Sobel magnitude; scipy.ndimage's own outputs on
@@ -132,7 +132,9 @@ fn same<T: Pixel2d + PartialEq>(a: T, b: T) -> bool {
 /// and several strips per column (the oracle is the separable composition, exact for max/min
 /// under every border mode: the border extends each axis independently).
 const LONG_SHAPES: [&[usize]; 3] = [&[300, 1000], &[2, 130, 517], &[97, 2053]];
-const LONG_WINDOWS: [(usize, usize); 6] = [(31, 31), (17, 64), (96, 7), (97, 3), (6, 129), (3, 300)];
+/// Row windows for each doubling row pass: u8 takes 8 bytes per lane up to 129 columns and 16
+/// bytes at 200; u16 16 bytes up to 200; 300 columns the tiled van Herk row pass.
+const LONG_WINDOWS: [(usize, usize); 7] = [(31, 31), (17, 64), (96, 7), (97, 3), (6, 129), (4, 200), (3, 300)];
 
 fn morph_trial<T: El>(gpu: &Gpu, variant: MorphVariant, dilate: bool) -> Result<(), Failed> {
     morph_cases::<T>(gpu, variant, dilate, &SHAPES, &WINDOWS, false)

@@ -191,6 +191,7 @@ enum MorphKernel {
     Difference,
     VanHerkColWords,
     DoublingRows,
+    DoublingRowsHalf,
 }
 
 macro_rules! instance_enum {
@@ -215,7 +216,7 @@ macro_rules! instance_enum {
 
 macro_rules! morph_table {
     ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {
-        instance_enum!(MorphInstance, morph_kernel_names, 13, "A morphology kernel instance."; $($inst)*);
+        instance_enum!(MorphInstance, morph_kernel_names, 14, "A morphology kernel instance."; $($inst)*);
     };
 }
 crate::for_each_morph_instance!(morph_table);
@@ -279,7 +280,7 @@ unsafe impl<T: DeviceRepr> DeviceRepr for Filter2dArgs<T> {}
 
 /// The 2D filter family's state on one `Gpu`.
 pub(crate) struct Filter2dKernels {
-    morph: Vec<[CudaFunction; 13]>,
+    morph: Vec<[CudaFunction; 14]>,
     linear: Vec<[CudaFunction; 3]>,
     passes: Vec<[CudaFunction; 2]>,
     fixed3: Vec<CudaFunction>,
@@ -650,6 +651,19 @@ fn word_tile_stage<T: Filter2dElement>(
     })
 }
 
+/// The doubling row pass for a window of `kw` columns anchored at `ax` on elements of `size`
+/// bytes: its kernel, elements per lane and outputs per warp, or `None` when the window is too
+/// long for it. u8 rows take 8 bytes per lane where the window allows (77 registers and 6 blocks
+/// per SM against 16 bytes' 123 and 4: 15 × 15 and 31 × 31 dilations of u8 8192² 9% and 6–7%
+/// faster, 63 × 63 within 1%; H100, docs/PERFORMANCE.md), 16 bytes otherwise; the other types
+/// were not measured with 8 and keep 16.
+fn doubling_row_kernel(size: u32, kw: u32, ax: u32) -> Option<(MorphKernel, u32, u32)> {
+    let half = (size == 1)
+        .then(|| doubling_row_outputs(kw, ax, 8 / size).map(|outs| (MorphKernel::DoublingRowsHalf, 8 / size, outs)))
+        .flatten();
+    half.or_else(|| doubling_row_outputs(kw, ax, 16 / size).map(|outs| (MorphKernel::DoublingRows, 16 / size, outs)))
+}
+
 // ---------------------------------------------------------------------------------------------
 // Plans
 // ---------------------------------------------------------------------------------------------
@@ -946,15 +960,14 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                     });
                 }
                 if kw > 1 {
-                    let lanes = 16 / size;
-                    let doubling = doubling_row_outputs(kw as u32, anchor.1 as u32, lanes);
-                    passes.push(if let (true, Some(outs)) = (vh, doubling) {
+                    let doubling = doubling_row_kernel(size, kw as u32, anchor.1 as u32);
+                    passes.push(if let (true, Some((kernel, lanes, outs))) = (vh, doubling) {
                         let tiles =
                             (s.w.div_ceil(outs as usize) * s.h.div_ceil(DOUBLING_ROWS as usize) * s.planes) as u64;
                         let mut c = warp_tile_grid(tiles, v.name())?;
                         c.shared_mem_bytes = doubling_smem(lanes) as u32;
                         let vector = s.w.is_multiple_of(lanes as usize) as u32;
-                        (MorphKernel::DoublingRows, c, outs, vector)
+                        (kernel, c, outs, vector)
                     } else if vh {
                         let tile =
                             van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {

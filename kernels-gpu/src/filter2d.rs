@@ -1705,11 +1705,15 @@ macro_rules! morph_entries {
             }
             entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_col_words"), van_herk_col_words, $t, $t, super::van_herk_col_words::<F>);
-            entry!($crate::morph_kernel_name!($inst, "doubling_rows"), doubling_rows, $t, $t, super::doubling_rows::<F, $lanes>);
-            // Occupancy for latency hiding: at least 7 (column pass) and 5 (row pass) blocks of
-            // 4 warps per SM, so ptxas keeps them within 73 and 102 registers.
+            entry!($crate::morph_kernel_name!($inst, "doubling_rows"), doubling_rows, $t, $t, super::doubling_rows::<F, $lanes, 4, { DOUBLING_AHEAD as usize }>);
+            entry!($crate::morph_kernel_name!($inst, "doubling_rows_half"), doubling_rows_half, $t, $t, super::doubling_rows::<F, { $lanes / 2 }, 2, { DOUBLING_AHEAD as usize }>);
+            // Occupancy for latency hiding: at least 7 (column pass), 4 (row pass, 16 bytes per
+            // lane) and 6 (8 bytes) blocks of 4 warps per SM, so ptxas keeps them within 73, 128
+            // and 85 registers (8 bytes: 77 for u8, 15 × 15 and 31 × 31 windows 6–9% faster than
+            // 16 bytes at 4 blocks; docs/PERFORMANCE.md).
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "van_herk_col_words"), 128, 7);
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows"), 128, 4);
+            $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows_half"), 128, 6);
         }
     )*};
 }

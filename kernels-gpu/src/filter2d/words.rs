@@ -348,8 +348,9 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 // Rows: doubling in registers
 // ---------------------------------------------------------------------------------------------
 
-/// Row pass in O(log k) per output: each lane owns 16 bytes (`N` elements) of a row, the warp
-/// `32 · N` contiguous columns loaded from a 16-byte boundary `ceil(ax / N)` lanes left of its
+/// Row pass in O(log k) per output: each lane owns 16 or 8 bytes (`N` elements, `V` words) of a
+/// row, the warp `32 · N` contiguous columns loaded from a `4V`-byte boundary `ceil(ax / N)`
+/// lanes left of its
 /// first output ([`doubling_row_outputs`] outputs per warp, [`DOUBLING_ROWS`] rows, the loads of
 /// the next [`DOUBLING_AHEAD`] rows in flight while a row is filtered).
 ///
@@ -361,9 +362,15 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// run-time length, goes through the warp's slots in shared memory (element `j` of lane `l` at
 /// slot `j · 32 + l`, so every access is conflict-free). Elements are unpacked, one per register.
 /// Shared memory: [`doubling_smem`].
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
 #[inline(always)]
-pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
-    const { assert!(N == 16 / <E::T as Pixel>::SIZE) };
+pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, const AHEAD: usize>(
+    x: *const E::T,
+    y: *mut E::T,
+    a: &Args<E::T>,
+) {
+    const { assert!((V == 4 || V == 2) && N * <E::T as Pixel>::SIZE == 4 * V) };
     let n = N as u32;
     let outs = a.strip;
     let Some((p, r0, c0)) = warp_tile_origin(a, outs, DOUBLING_ROWS) else {
@@ -377,9 +384,8 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize>(x: *const E::T, y: 
     let whole = a.vector_rows != 0 && first >= 0 && first + n as i32 <= w;
     let rows = DOUBLING_ROWS.min(a.h - r0 as u32);
     // SAFETY (of every load): rows r0 + i < h of the plane.
-    let load = |i: u32| unsafe { row_vector::<E::T, N>(&plane, r0 + i as i32, first, whole) };
+    let load = |i: u32| unsafe { row_vector::<E::T, V>(&plane, r0 + i as i32, first, whole) };
     // The next `AHEAD` rows' loads stay in flight while a row is filtered.
-    const AHEAD: usize = DOUBLING_AHEAD as usize;
     let mut raw = [[0u32; 4]; AHEAD];
     crate::unroll!(AHEAD, |i| {
         if (i as u32) < rows {
@@ -395,7 +401,7 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize>(x: *const E::T, y: 
     // One copy of the row's code (a runtime loop, the loaded rows shifted down the array each
     // time) keeps the kernel small in the instruction cache.
     for i in 0..rows {
-        let words = skip_bytes(raw[0], skew);
+        let words = skip_bytes::<V>(raw[0], skew);
         crate::unroll!(AHEAD - 1, |j| {
             raw[j] = raw[j + 1];
         });
@@ -411,57 +417,66 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize>(x: *const E::T, y: 
         unsafe { shift_join::<E, N>(&mut m, slots, k - s) };
         if valid {
             let mut v = [0u32; 4];
-            crate::unroll!(4, |j| {
-                v[j] = pack::<E::T>(&m[j * (N / 4)..]);
+            crate::unroll!(V, |j| {
+                v[j] = pack::<E::T>(&m[j * (N / V)..]);
             });
             // SAFETY: row r0 + i < h; column c inside it.
-            unsafe { store_vector::<E::T>(y.add(flat(a, p, r0 + i as i32, c)), v, c, w, out_whole) };
+            unsafe { store_vector::<E::T, V>(y.add(flat(a, p, r0 + i as i32, c)), v, c, w, out_whole) };
         }
     }
 }
 
-/// 16 bytes of row `r` (inside the plane) from column `c`: one vector load when `whole`, else
-/// (the lanes over the plane's left and right borders, every lane of unaligned images) element
-/// by element through the border, out of the hot path.
+/// `V` words (16 or 8 bytes) of row `r` (inside the plane) from column `c`, in the first `V`
+/// entries: one vector load when `whole`, else (the lanes over the plane's left and right
+/// borders, every lane of unaligned images) element by element through the border, out of the
+/// hot path.
 ///
 /// # Safety
-/// `r` is a row of the plane; `whole` promises 16 aligned bytes inside it.
+/// `r` is a row of the plane; `whole` promises `4V` aligned bytes inside it.
+#[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn row_vector<T: Pixel, const N: usize>(plane: &Plane<T>, r: i32, c: i32, whole: bool) -> [u32; 4] {
+unsafe fn row_vector<T: Pixel, const V: usize>(plane: &Plane<T>, r: i32, c: i32, whole: bool) -> [u32; 4] {
+    let per = 4 / T::SIZE;
     // SAFETY: forwarded to the caller.
     unsafe {
         let row = plane.base.add(r as usize * plane.w as usize);
-        if whole {
+        if whole && V == 4 {
             load_nc_v4(row.add(c as usize) as *const [u32; 4])
+        } else if whole {
+            let [a, b] = load_nc_v2(row.add(c as usize) as *const [u32; 2]);
+            [a, b, 0, 0]
         } else {
             core::hint::cold_path();
             let mut v = [0u32; 4];
-            crate::unroll!(4, |j| {
-                v[j] = word_at(plane, Some(row), c + (j * (N / 4)) as i32, false);
+            crate::unroll!(V, |j| {
+                v[j] = word_at(plane, Some(row), c + (j * per) as i32, false);
             });
             v
         }
     }
 }
 
-/// The lane's 16 bytes starting `skew` bytes (`< 16`, warp-uniform) into them, the bytes past
-/// its end from the next lane (all 32 lanes must call it).
+/// The lane's `V` words starting `skew` bytes (`< 4V`, warp-uniform) into them, the bytes past
+/// their end from the next lane (all 32 lanes must call it).
+#[allow(unconditional_panic)]
 #[inline(always)]
-fn skip_bytes(own: [u32; 4], skew: u32) -> [u32; 4] {
+fn skip_bytes<const V: usize>(own: [u32; 4], skew: u32) -> [u32; 4] {
     let mut w = [0u32; 8];
-    crate::unroll!(4, |j| {
+    crate::unroll!(V, |j| {
         w[j] = own[j];
-        w[4 + j] = shfl_down_u32(own[j], 1);
+        w[V + j] = shfl_down_u32(own[j], 1);
     });
     for _ in 0..skew / 4 {
         crate::unroll!(7, |j| {
-            w[j] = w[j + 1];
+            if j + 1 < 2 * V {
+                w[j] = w[j + 1];
+            }
         });
     }
     let b = skew % 4;
     let sel = 0x3210 + 0x1111 * b;
     let mut r = [0u32; 4];
-    crate::unroll!(4, |j| {
+    crate::unroll!(V, |j| {
         r[j] = byte_perm(w[j], w[j + 1], sel);
     });
     r
@@ -533,21 +548,25 @@ unsafe fn shift_join<E: LaneExtremum, const N: usize>(m: &mut [u32; N], slots: *
     }
 }
 
-/// Stores 16 bytes of `T`s whose first element is column `c` of a row of `w` (`dst` points at
-/// it): one vector store when `whole`, else the elements inside the row one by one.
+/// Stores the first `V` words (16 or 8 bytes) of `T`s in `v`, whose first element is column `c`
+/// of a row of `w` (`dst` points at it): one vector store when `whole`, else the elements inside
+/// the row one by one.
 ///
 /// # Safety
-/// `dst` points at column `c` of an output row; `whole` promises 16 aligned bytes inside it.
+/// `dst` points at column `c` of an output row; `whole` promises `4V` aligned bytes inside it.
+#[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn store_vector<T: Pixel>(dst: *mut T, v: [u32; 4], c: i32, w: i32, whole: bool) {
+unsafe fn store_vector<T: Pixel, const V: usize>(dst: *mut T, v: [u32; 4], c: i32, w: i32, whole: bool) {
     let per = 4 / T::SIZE;
     // SAFETY: forwarded to the caller.
     unsafe {
-        if whole {
+        if whole && V == 4 {
             store_v4(dst as *mut [u32; 4], v);
+        } else if whole {
+            store_v2(dst as *mut [u32; 2], [v[0], v[1]]);
         } else {
             core::hint::cold_path();
-            crate::unroll!(4, |j| {
+            crate::unroll!(V, |j| {
                 let cj = c + (j * per) as i32;
                 if cj < w {
                     store_word::<T>(dst.add(j * per), v[j], cj, w, false);
