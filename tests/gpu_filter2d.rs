@@ -2,8 +2,8 @@
 //! and erode over windows {1×1, 3×3, 5×5, 7×7, 1×9, 9×1, 2×4, 31×31, 60×90} × shapes {1×1, 1×37,
 //! 41×1, 37×53, 8192×3, 3×4160, a 2×3×19×70 batch, 67×160} × every border, layouts rotating
 //! through contiguous, transposed view and device array, values bit for bit (NaNs in f32 inputs);
-//! van Herk and Auto on long windows (up to 97 rows, 300 columns: each row pass) over images several warps wide
-//! and several strips tall;
+//! van Herk and Auto on long windows (up to 97 rows, 300 columns: each row pass) over images
+//! several warps wide and several strips tall;
 //! the linear rungs (Gaussian 3×3, Sobel, correlate2d) and the separable Gaussian against the
 //! oracle; gradient, opening, closing and the Sobel magnitude; scipy.ndimage's own outputs on
 //! the GPU; errors and empty images. Every output the ops allocate is poisoned first.
