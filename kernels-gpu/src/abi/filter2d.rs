@@ -145,8 +145,8 @@ pub const DOUBLING_AHEAD: u32 = 2;
 /// Outputs per warp of the doubling row pass for a window of `k` columns anchored at `ax`, with
 /// `n` elements per lane (16 or 8 bytes): the warp loads `32 · n` columns from a boundary of
 /// `n` elements `ceil(ax / n)` lanes left of its first output, so its last window must end
-/// inside them; a multiple of `n`. `None` when that leaves fewer than half the warp's lanes producing outputs
-/// (the window is too long for the pass: the tiled van Herk row pass takes it).
+/// inside them; a multiple of `n`. `None` when that leaves fewer than half the warp's lanes
+/// producing outputs (the window is too long for the pass: the tiled van Herk row pass takes it).
 pub const fn doubling_row_outputs(k: u32, ax: u32, n: u32) -> Option<u32> {
     let halo = ax.div_ceil(n) * n;
     let span = 32 * n;
