@@ -803,18 +803,20 @@ enum StripRule {
     Rows(u32),
 }
 
-/// Output rows per stream-rows warp for windows `h` rows by `w` columns: `max(16, ⌈1.2 h⌉)`
+/// Output rows per stream-rows warp for windows `h` rows by `w` columns: `max(16, ⌈1.4 h⌉)`
 /// (`max(16, 2h)` for the two-word rings past 16 columns), many waves of short strips rather
 /// than one wave of long ones. Each strip first reads `h − 1` rows, but on the H100 the SMs ran
 /// through one wave of equal strips at speeds up to 37% apart (ncu: SM active cycles 345 k to
 /// 550 k of 559 k), so a fifth of the run had idle SMs; with short strips the block scheduler
 /// hands the SMs that finish early more work, and the warps in flight write one narrow band of
 /// the output. 15 × 15: 331 µs in one wave, 273 µs at 18 rows; the lengths were measured from 15
-/// to 144 rows, and work stealing over long strips measured slower (docs/PERFORMANCE.md).
+/// to 144 rows, and work stealing over long strips measured slower (docs/PERFORMANCE.md). Once
+/// the edge warps stopped stalling on their border maps, 21 rows at 15 × 15 measured 0.3–0.5%
+/// faster than 18 in three device calls (and 24 to 36 slower), hence 1.4 rather than 1.2.
 fn stream_rows_strip(height: u64, h: u32, w: u32) -> u32 {
     let h = h as u64;
     let rows = if w <= STREAM_BOX_PACKED_MAX_WIDTH {
-        (6 * h).div_ceil(5)
+        (7 * h).div_ceil(5)
     } else {
         2 * h
     };

@@ -29,10 +29,12 @@
 //!
 //! One kernel per window width (`L` columns before the output, `R` after), so every byte position
 //! and mask is a constant. Warps whose words and side words all lie in the plane load words
-//! directly; the warps at a plane's left and right edges read each word through a per-lane map
-//! (two loads and a `prmt` give the border-extended word, computed once per lane); unaligned
-//! planes, widths that are not a multiple of 4 and planes narrower than 16 columns gather every
-//! byte through the border mapping.
+//! directly; the warps at a plane's left and right edges whose own 256 columns lie in the plane
+//! load those directly and their side words through per-lane maps (two loads, and a `prmt` when
+//! the row is used, give the border-extended word; the maps are computed once per lane); warps
+//! cut by the plane's right edge read each word through a map; unaligned planes, widths that are
+//! not a multiple of 4 and planes narrower than 16 columns gather every byte through the border
+//! mapping.
 
 use crate::abi::border::border_index_i32;
 use crate::abi::window::{
@@ -122,11 +124,19 @@ macro_rules! four_words {
 }
 
 /// How a warp reads its words of a row: `[group 0, group 1, side 0, side 1]` of extended row `y`
-/// (warp-uniform choice, one specialized loop each).
+/// (warp-uniform choice, one specialized loop each), in two steps: `fetch` issues the loads one
+/// row ahead, `words` forms the words from what they loaded when the row is used, so work that
+/// waits for the loads (a border map's `prmt`) waits a row's work later.
 trait RowSource {
+    /// What a row's loads leave in registers until the row is used.
+    type Fetched: Copy;
+
     /// # Safety
     /// The plane holds `h · w` samples that no thread writes.
-    unsafe fn words(&self, y: i32) -> [u32; 4];
+    unsafe fn fetch(&self, y: i32) -> Self::Fetched;
+
+    /// The row's words from its `fetch`.
+    fn words(&self, f: Self::Fetched) -> [u32; 4];
 }
 
 /// Every word and side word lies in the plane (aligned): plain 4-byte loads.
@@ -139,9 +149,63 @@ struct Mapped(Lane, [WordMap; 4]);
 /// Unaligned planes, narrower than 16 columns or not a multiple of 4: every byte border-mapped.
 struct Gather(Lane);
 
-impl RowSource for Interior {
+/// A warp at a plane's left or right edge whose own 256 columns lie in the plane (aligned planes
+/// of at least 16 columns, a multiple of 4): plain loads of its own words, and the side words
+/// through their maps (lanes 0, 1, 30, 31), whose `prmt` waits for the loads only when the row is
+/// used (a `prmt` at the loads stalled these warps for a whole load latency every row, and a
+/// block holding one finished last).
+struct EdgeSides(Lane, [WordMap; 2]);
+
+impl RowSource for EdgeSides {
+    /// The own words, then each side word's two loaded words (or the constant).
+    type Fetched = ([u32; 2], [u32; 4]);
+
     #[inline(always)]
-    unsafe fn words(&self, y: i32) -> [u32; 4] {
+    fn words(&self, (own, raw): Self::Fetched) -> [u32; 4] {
+        let [m0, m1] = self.1;
+        [
+            own[0],
+            own[1],
+            byte_perm(raw[0], raw[1], m0.sel),
+            byte_perm(raw[2], raw[3], m1.sel),
+        ]
+    }
+
+    #[inline(always)]
+    unsafe fn fetch(&self, y: i32) -> Self::Fetched {
+        let l = &self.0;
+        let k = l.cval4;
+        let Some(q) = l.plane.row(y) else {
+            return ([k; 2], [k; 4]);
+        };
+        // SAFETY: EdgeSides' promise: the own words lie in the row, 4-byte aligned; a map reads 8
+        // bytes inside the row (WordMap::of).
+        let ld = |c: i32| crate::load_nc!(q.wrapping_add(c as usize) as *const u32, u32);
+        let own = [ld(l.cols[0]), ld(l.cols[1])];
+        let mut raw = [k; 4];
+        if l.side {
+            crate::unroll!(2, |i| {
+                let m = self.1[i];
+                if !m.konst {
+                    raw[2 * i] = ld(m.base);
+                    raw[2 * i + 1] = ld(m.base + 4);
+                }
+            });
+        }
+        (own, raw)
+    }
+}
+
+impl RowSource for Interior {
+    type Fetched = [u32; 4];
+
+    #[inline(always)]
+    fn words(&self, f: [u32; 4]) -> [u32; 4] {
+        f
+    }
+
+    #[inline(always)]
+    unsafe fn fetch(&self, y: i32) -> [u32; 4] {
         let l = &self.0;
         let Some(q) = l.plane.row(y) else {
             return [l.cval4; 4];
@@ -154,8 +218,15 @@ impl RowSource for Interior {
 }
 
 impl RowSource for Mapped {
+    type Fetched = [u32; 4];
+
     #[inline(always)]
-    unsafe fn words(&self, y: i32) -> [u32; 4] {
+    fn words(&self, f: [u32; 4]) -> [u32; 4] {
+        f
+    }
+
+    #[inline(always)]
+    unsafe fn fetch(&self, y: i32) -> [u32; 4] {
         let l = &self.0;
         let Some(q) = l.plane.row(y) else {
             return [l.cval4; 4];
@@ -173,8 +244,15 @@ impl RowSource for Mapped {
 }
 
 impl RowSource for Gather {
+    type Fetched = [u32; 4];
+
     #[inline(always)]
-    unsafe fn words(&self, y: i32) -> [u32; 4] {
+    fn words(&self, f: [u32; 4]) -> [u32; 4] {
+        f
+    }
+
+    #[inline(always)]
+    unsafe fn fetch(&self, y: i32) -> [u32; 4] {
         let l = &self.0;
         let row = l.plane.row(y);
         // SAFETY: row from plane.row; word_at maps every byte.
@@ -389,6 +467,9 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
             run_strip::<L, R, _>(Gather(me), o0, o1, &a, strip);
         } else if c_seg >= 8 && c_seg + STREAM_BOX_SPAN as i32 + 8 <= width {
             run_strip::<L, R, _>(Interior(me), o0, o1, &a, strip);
+        } else if c_seg + STREAM_BOX_SPAN as i32 <= width {
+            let maps = [WordMap::of(&pl, me.cols[2]), WordMap::of(&pl, me.cols[3])];
+            run_strip::<L, R, _>(EdgeSides(me, maps), o0, o1, &a, strip);
         } else {
             let maps = me.cols.map(|c| WordMap::of(&pl, c));
             run_strip::<L, R, _>(Mapped(me, maps), o0, o1, &a, strip);
@@ -443,18 +524,18 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
     let mut ring = st.ring;
     let mut sums = [Sums::<u32, u32> { s: 0, q: 0 }; 8];
     // SAFETY (every fetch): the plane holds height · width read-only samples.
-    let mut next = unsafe { src.words(y_first) };
+    let mut next = unsafe { src.fetch(y_first) };
     let mut y = y_first;
     while y < y_end {
         let enter = next;
         if y + 1 < y_end {
             // The next row's loads, in flight during this row's sums and outputs (loads two or
             // three rows ahead measured slower: docs/PERFORMANCE.md).
-            next = unsafe { src.words(y + 1) };
+            next = unsafe { src.fetch(y + 1) };
         }
         // SAFETY: the slot of row y − h, written h rows ago (read only once it was).
         let leave = (y - h >= y_first).then(|| unsafe { ring.load(L + 1 + R) });
-        let x = spans(enter, lane, L > 4 || R > 4);
+        let x = spans(src.words(enter), lane, L > 4 || R > 4);
         let row = [row_sums::<L, R>(x[0]), row_sums::<L, R>(x[1])];
         crate::unroll!(2, |g| {
             crate::unroll!(4, |j| {
