@@ -586,12 +586,13 @@ fn warp_strips(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> (
 }
 
 /// The word-stream van Herk column pass for a window of `k` rows: one warp per 128 bytes of
-/// columns and a strip of `max(32, k + 1)` rows (each strip loads `k − 1` rows of halo), shortened
-/// while the grid would leave SMs idle. Short strips make many waves, which the block scheduler
-/// balances across SMs that run at different speeds: at 31 × 31 on the H100, 32-row strips took
-/// the dilation from 204.99 to 192.06 µs against the earlier four van Herk blocks (124 rows);
-/// at 15 × 15 the two measured the same (docs/PERFORMANCE.md). Returns the pass's
-/// `(kernel, launch, strip, vector_rows)`.
+/// columns and a strip of the first multiple of `k` from 30 rows (each strip loads `k − 1` rows
+/// of halo), shortened while the grid would leave SMs idle. A whole number of van Herk blocks:
+/// a strip one row past a block (the earlier `max(32, k + 1)`) paid a block's suffix sweep for
+/// that row: on the H100, 31-row strips took the 31 × 31 dilation from 169.3 to 162.9 µs and
+/// 30-row strips the 15 × 15 from 154.4 to 149.4 µs. Short strips make many waves, which the block
+/// scheduler balances across SMs that run at different speeds (docs/PERFORMANCE.md). Returns
+/// the pass's `(kernel, launch, strip, vector_rows)`.
 fn van_herk_col_words_pass(
     gpu: &Gpu,
     s: Filter2dShape,
@@ -599,7 +600,7 @@ fn van_herk_col_words_pass(
     size: usize,
 ) -> Result<(MorphKernel, LaunchConfig, u32, u32)> {
     let per = 4 / size;
-    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * per), (k + 1).clamp(32, 512));
+    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * per), (k * 30usize.div_ceil(k)).min(512));
     let mut c = warp_tile_grid(tiles, "van-herk")?;
     c.shared_mem_bytes = van_herk_words_smem(k as u32) as u32;
     let vector = s.w.is_multiple_of(per) as u32;
@@ -964,8 +965,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                     passes.push(if let (true, Some((kernel, lanes, outs))) = (vh, doubling) {
                         let tiles =
                             (s.w.div_ceil(outs as usize) * s.h.div_ceil(DOUBLING_ROWS as usize) * s.planes) as u64;
-                        let mut c = warp_tile_grid(tiles, v.name())?;
-                        c.shared_mem_bytes = doubling_smem(lanes) as u32;
+                        let c = warp_tile_grid(tiles, v.name())?;
                         let vector = s.w.is_multiple_of(lanes as usize) as u32;
                         (kernel, c, outs, vector)
                     } else if vh {

@@ -158,12 +158,6 @@ pub const fn doubling_row_outputs(k: u32, ax: u32, n: u32) -> Option<u32> {
     Some(avail - avail % n)
 }
 
-/// Dynamic shared memory of the doubling row pass for `n` elements per lane: a 32-bit slot per
-/// element of each warp (its final, window-length shift goes through shared memory).
-pub const fn doubling_smem(n: u32) -> u64 {
-    WORD_PASS_WARPS as u64 * 32 * n as u64 * 4
-}
-
 /// Symmetry codes of a separable pass's taps (`Filter2dArgs::shift` of the pass launches), as
 /// scipy's `NI_Correlate1D` detects them (odd lengths): they select its summation order.
 pub const TAPS_GENERAL: u32 = 0;

@@ -377,3 +377,55 @@ impl Vec16 for f64 {
         f(f64::from_bits(words[2] as u64 | (words[3] as u64) << 32));
     }
 }
+
+/// Asks L2 for the line holding `p` (`prefetch.global.L2`). No register waits on it, so a warp
+/// can request rows it will load many iterations later, and its loads then hit L2 instead of
+/// waiting on DRAM: for kernels whose loads are issued only a row or two ahead because their
+/// registers are spent (docs/ARCHITECTURE.md, "L2 prefetch").
+///
+/// # Safety
+/// `p` must point into a global allocation.
+#[inline(always)]
+pub unsafe fn prefetch_l2(p: *const u8) {
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g; cvta.to.global.u64 g, {p}; prefetch.global.L2 [g]; }}",
+            p = in(reg64) p,
+            options(nostack, readonly),
+        );
+    }
+}
+
+/// A warp's span of a plane's rows, for L2 prefetches: `LINES` 128-byte lines from `base` in
+/// each of rows `0 .. rows`, `stride` bytes apart.
+#[derive(Clone, Copy)]
+pub struct RowSpan<const LINES: usize> {
+    pub base: *const u8,
+    pub stride: usize,
+    pub rows: i32,
+}
+
+impl<const LINES: usize> RowSpan<LINES> {
+    /// Rows one [`RowSpan::prefetch_l2`] covers.
+    pub const ROWS_PER_PREFETCH: i32 = (32 / LINES) as i32;
+
+    /// Asks L2 for rows `first .. first + ROWS_PER_PREFETCH` of the span (rows outside
+    /// `0 .. rows` skipped) with one instruction per warp: lane `l` takes line `l % LINES` of row
+    /// `first + l / LINES`. All lanes of the warp call it with the same `first`.
+    ///
+    /// # Safety
+    /// Each address `base + row · stride + 128 · i` (`row < rows`, `i < LINES`) lies in a global
+    /// allocation.
+    #[inline(always)]
+    pub unsafe fn prefetch_l2(&self, first: i32) {
+        const { assert!(LINES > 0 && LINES <= 32 && LINES.is_power_of_two()) };
+        let lane = super::lane_idx();
+        let r = first + (lane as usize / LINES) as i32;
+        if r >= 0 && r < self.rows {
+            let at = r as usize * self.stride + 128 * (lane as usize % LINES);
+            // SAFETY: forwarded to the caller.
+            unsafe { prefetch_l2(self.base.wrapping_add(at)) };
+        }
+    }
+}

@@ -108,7 +108,8 @@ const CHUNK: usize = 8;
 /// with the new raw word; one backward sweep then turns the stack into block `b + 1`'s suffixes.
 /// Each input row is loaded once per strip (plus the first block's `k − 1` rows of halo), each
 /// output is three comparisons per pixel, and no barrier is needed: every lane touches only its
-/// own stack. Shared memory: [`van_herk_words_smem`].
+/// own stack. Interior warps first ask L2 for their strip's first 32 rows (one
+/// `prefetch.global.L2`, a lane per row). Shared memory: [`van_herk_words_smem`].
 #[inline(always)]
 pub unsafe fn van_herk_col_words<E: LaneExtremum>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
     let per = 4 / E::T::SIZE;
@@ -141,6 +142,15 @@ pub unsafe fn van_herk_col_words<E: LaneExtremum>(x: *const E::T, y: *mut E::T, 
         let first = plane.base.wrapping_add(top as usize * a.w as usize + c as usize) as *const u32;
         let words_per_row = a.w as usize * E::T::SIZE / 4;
         let load = |t: u32| crate::load_nc!(first.wrapping_add(t as usize * words_per_row), u32);
+        // The strip's first 32 rows into L2, one instruction (a lane per row): the chunked loads
+        // then find them there.
+        let span = RowSpan::<1> {
+            base: (plane.base as *const u8).wrapping_add((top as usize * a.w as usize + c0 as usize) * E::T::SIZE),
+            stride: a.w as usize * E::T::SIZE,
+            rows: (strip + k - 1) as i32,
+        };
+        // SAFETY: rows top .. top + strip + k − 1 lie in the plane, column c0 in each.
+        unsafe { span.prefetch_l2(0) };
         // SAFETY: rows top .. top + strip + k − 1 lie in the plane; the word is whole.
         unsafe { stream_column::<E>(&lane, k, strip, load) }
     } else {
@@ -358,9 +368,9 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// Then `m_s[j]`, the extremum of `s` elements from `j`, doubles for `s = 1, 2, 4, …` while
 /// `2s ≤ k` — one comparison per element per step, the elements past the lane's end from the
 /// next lane by `shfl.sync` — and the window is `m_s[j] ⊕ m_s[j + k − s]`: that shift, a
-/// run-time length, goes through the warp's slots in shared memory (element `j` of lane `l` at
-/// slot `j · 32 + l`, so every access is conflict-free). Elements are unpacked, one per register.
-/// Shared memory: [`doubling_smem`].
+/// run-time length, is one shuffle per element ([`shift_join`]). Elements are unpacked, one per
+/// register; no shared memory. The warp first asks L2 for all its rows (`prefetch.global.L2`),
+/// so the loads issued `AHEAD` rows before use find them there.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -382,6 +392,23 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
     let plane = Plane::of(x, p, a);
     let whole = a.vector_rows != 0 && first >= 0 && first + n as i32 <= w;
     let rows = DOUBLING_ROWS.min(a.h - r0 as u32);
+    // The warp's rows into L2 up front (one instruction per 32 / V rows): the loads issued
+    // `AHEAD` rows before use then find them there.
+    let c_first = (c0 - halo as i32).max(0) as usize * <E::T as Pixel>::SIZE;
+    let row_bytes = w as usize * <E::T as Pixel>::SIZE;
+    if c_first + 128 * V <= row_bytes {
+        let span = RowSpan::<V> {
+            base: (plane.base as *const u8).wrapping_add(r0 as usize * row_bytes + c_first),
+            stride: row_bytes,
+            rows: rows as i32,
+        };
+        let mut t = 0;
+        while t < rows as i32 {
+            // SAFETY: rows r0 .. r0 + rows lie in the plane, the span's 128 · V bytes in each.
+            unsafe { span.prefetch_l2(t) };
+            t += RowSpan::<V>::ROWS_PER_PREFETCH;
+        }
+    }
     // SAFETY (of every load): rows r0 + i < h of the plane.
     let load = |i: u32| unsafe { row_vector::<E::T, V>(&plane, r0 + i as i32, first, whole) };
     // The next `AHEAD` rows' loads stay in flight while a row is filtered.
@@ -391,8 +418,6 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
             raw[i] = load(i as u32);
         }
     });
-    // SAFETY: the launch provides doubling_smem(N): 32 · N words per warp.
-    let slots = unsafe { dynamic_shared::<u32>().add((warp_idx() * 32 * n) as usize) };
     let skew = (halo - a.ax) * <E::T as Pixel>::SIZE as u32;
     let c = c0 + (lane * n) as i32;
     let valid = lane * n < outs && c < w;
@@ -412,8 +437,7 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
             m[j] = E::T::lane(&words, j).bits();
         });
         let s = double::<E, N>(&mut m, k);
-        // SAFETY: all lanes reach the warp barriers; slots inside the warp's 32 · N.
-        unsafe { shift_join::<E, N>(&mut m, slots, k - s) };
+        shift_join::<E, N>(&mut m, k - s);
         if valid {
             let mut v = [0u32; 4];
             crate::unroll!(V, |j| {
@@ -513,38 +537,36 @@ fn double<E: LaneExtremum, const N: usize>(m: &mut [u32; N], k: u32) -> u32 {
     s
 }
 
-/// `m[j] ⊕= m[j + r]` (row positions; `r` warp-uniform, below the lane's `32 · N` span) through
-/// the warp's shared slots. Lanes whose shifted elements fall past the warp read clamped slots:
-/// their windows end past the loaded span and their outputs are not stored.
-///
-/// # Safety
-/// All 32 lanes call it; `slots` is the warp's `32 · N` words of shared memory.
+/// `m[j] ⊕= m[j + r]` (row positions; `r` warp-uniform, below the lane's `32 · N` span) by
+/// `shfl.sync`: element `j + r` of lane `l` is element `j + rem` of lane `l + whole`, or element
+/// `j + rem − N` of the lane after when `j + rem ≥ N` (`whole = r / N`, `rem = r % N`). `rem`
+/// picks one of `N` straight-line arms, in which each element is one shuffle of a fixed register
+/// over a warp-uniform distance (through shared memory instead, each element cost a store, a
+/// load, a slot select and two warp barriers per row). Lanes whose shifted elements fall past the
+/// warp get their own (`shfl.down` clamps): their windows end past the loaded span and their
+/// outputs are not stored. All 32 lanes must call it.
+#[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn shift_join<E: LaneExtremum, const N: usize>(m: &mut [u32; N], slots: *mut u32, r: u32) {
+fn shift_join<E: LaneExtremum, const N: usize>(m: &mut [u32; N], r: u32) {
     if r == 0 {
         return;
     }
-    let (n, lane) = (N as u32, lane_idx());
-    // Element j + r of lane l is element (j + rem) of lane l + whole, or element j + rem − N of
-    // the lane after when j + rem ≥ N (`whole`, `rem` and that test are warp-uniform).
-    let (whole, rem) = (r / n, r % n);
-    let near = slots.wrapping_add((rem * 32 + (lane + whole).min(31)) as usize);
-    let after = slots
-        .wrapping_add((rem * 32 + (lane + whole + 1).min(31)) as usize)
-        .wrapping_sub(32 * N);
-    // SAFETY: every slot read or written is j · 32 + (a lane ≤ 31), below 32 · N; the barriers
-    // order this warp's writes and reads (and the previous row's reads before these writes).
-    unsafe {
-        sync_warp();
-        crate::unroll!(N, |j| {
-            slots.add(j * 32 + lane as usize).write(m[j]);
-        });
-        sync_warp();
-        crate::unroll!(N, |j| {
-            let from = if j as u32 + rem < n { near } else { after };
-            m[j] = E::op_bits(m[j], from.add(j * 32).read());
-        });
-    }
+    let (whole, rem) = (r / N as u32, r % N as u32);
+    crate::unroll!(N, |q| {
+        if rem == q as u32 {
+            let mut far = [0u32; N];
+            crate::unroll!(N, |j| {
+                far[j] = if j + q < N {
+                    shfl_down_u32(m[j + q], whole)
+                } else {
+                    shfl_down_u32(m[j + q - N], whole + 1)
+                };
+            });
+            crate::unroll!(N, |j| {
+                m[j] = E::op_bits(m[j], far[j]);
+            });
+        }
+    });
 }
 
 /// Stores the first `V` words (16 or 8 bytes) of `T`s in `v`, whose first element is column `c`
