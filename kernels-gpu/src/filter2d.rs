@@ -1366,7 +1366,9 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
 /// per row: the warp reads `128 · P` contiguous bytes), then filters each row across —
 /// the pixels beside its words from the adjacent lanes by `shfl.sync` — and each output row down,
 /// and stores its packed outputs with one vector store per row. Registers only; pixels stay
-/// packed, and the linear filters add two pixels per instruction.
+/// packed, and the linear filters add two pixels per instruction. A warp first asks L2 for the
+/// tile `a.prefetch_rows` rows below its own (`prefetch.global.L2`), the tile a warp of a later
+/// wave will filter: that warp's loads then wait on L2 rather than DRAM.
 ///
 /// Warps whose rows all lie in the plane, with whole aligned words (`a.vector_rows`: widths that
 /// are multiples of 4, aligned buffers — the host checks), take [`word_tile_interior`], which has
@@ -1386,6 +1388,21 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
         return; // a warp past the last tile (warp-uniform)
     };
     let top = r0 - (K / 2) as i32;
+    if a.prefetch_rows != 0 && c_warp + cols as i32 <= a.w as i32 {
+        // The tile `prefetch_rows` below into L2 for the warp that will filter it (rows past the
+        // plane skipped): one instruction per 32 / P rows, no register held.
+        let span = RowSpan::<P> {
+            base: x.wrapping_add((p * a.h as u64 * a.w as u64) as usize + c_warp as usize),
+            stride: a.w as usize,
+            rows: a.h as i32,
+        };
+        let mut t = 0;
+        while t < (R + K - 1) as i32 {
+            // SAFETY: rows of the plane, the warp's 128 · P columns inside each.
+            unsafe { span.prefetch_l2(top + a.prefetch_rows as i32 + t) };
+            t += RowSpan::<P>::ROWS_PER_PREFETCH;
+        }
+    }
     // The interior path loads each lane's `P` words with one `4·P`-byte load: rows must keep that
     // alignment (the host checks the buffers' 16-byte alignment).
     let inside = a.vector_rows != 0

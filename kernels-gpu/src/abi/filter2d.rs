@@ -30,7 +30,9 @@ pub struct Filter2dArgs<T> {
     /// 1 when the row-vector kernel may use 16-byte loads (rows of whole vectors, aligned
     /// buffers); 0: element loads throughout.
     pub vector_rows: u32,
-    pub _pad: u32,
+    /// Word tile: rows below its own tile whose tile a warp asks L2 for as it starts (about half
+    /// a wave of warps ahead, so the next wave's loads hit L2); 0: none. Unused by the others.
+    pub prefetch_rows: u32,
     /// The value outside the plane in the constant mode.
     pub cval: T,
 }
