@@ -191,7 +191,6 @@ enum MorphKernel {
     Difference,
     VanHerkColWords,
     DoublingRows,
-    DoublingRowsHalf,
 }
 
 macro_rules! instance_enum {
@@ -216,7 +215,7 @@ macro_rules! instance_enum {
 
 macro_rules! morph_table {
     ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {
-        instance_enum!(MorphInstance, morph_kernel_names, 14, "A morphology kernel instance."; $($inst)*);
+        instance_enum!(MorphInstance, morph_kernel_names, 13, "A morphology kernel instance."; $($inst)*);
     };
 }
 crate::for_each_morph_instance!(morph_table);
@@ -270,6 +269,14 @@ macro_rules! word_tile_table {
 }
 crate::for_each_word_tile_instance!(word_tile_table);
 
+macro_rules! doubling_u8_table {
+    ($($inst:ident => $fold:ident, $steps:literal;)*) => {
+        /// The fixed-steps u8 doubling row passes: symbol, fold and step count of each.
+        const DOUBLING_U8: &[(&str, Extremum, u32)] = &[$((crate::doubling_u8_kernel_name!($inst), Extremum::$fold, $steps)),*];
+    };
+}
+crate::for_each_doubling_u8_instance!(doubling_u8_table);
+
 const MAGNITUDE_NAMES: [&str; 2] = [
     crate::fixed3_kernel_name!(magnitude_i16),
     crate::fixed3_kernel_name!(magnitude_f32),
@@ -280,11 +287,13 @@ unsafe impl<T: DeviceRepr> DeviceRepr for Filter2dArgs<T> {}
 
 /// The 2D filter family's state on one `Gpu`.
 pub(crate) struct Filter2dKernels {
-    morph: Vec<[CudaFunction; 14]>,
+    morph: Vec<[CudaFunction; 13]>,
     linear: Vec<[CudaFunction; 3]>,
     passes: Vec<[CudaFunction; 2]>,
     fixed3: Vec<CudaFunction>,
     word_tile: Vec<CudaFunction>,
+    /// In `DOUBLING_U8` order.
+    doubling_u8: Vec<CudaFunction>,
     magnitude: [CudaFunction; 2],
 }
 
@@ -302,6 +311,10 @@ impl Family for Filter2dKernels {
             word_tile: WordTile::NAMES
                 .iter()
                 .map(|n| module.load_function(n))
+                .collect::<Result<_, _>>()?,
+            doubling_u8: DOUBLING_U8
+                .iter()
+                .map(|(n, _, _)| module.load_function(n))
                 .collect::<Result<_, _>>()?,
             magnitude: crate::kernels::load_functions(module, MAGNITUDE_NAMES)?,
         };
@@ -670,15 +683,29 @@ fn word_tile_prefetch_rows(gpu: &Gpu, func: &CudaFunction, s: Filter2dShape, col
 
 /// The doubling row pass for a window of `kw` columns anchored at `ax` on elements of `size`
 /// bytes: its kernel, elements per lane and outputs per warp, or `None` when the window is too
-/// long for it. u8 rows take 8 bytes per lane where the window allows (77 registers and 6 blocks
-/// per SM against 16 bytes' 123 and 4: 15 × 15 and 31 × 31 dilations of u8 8192² 9% and 6–7%
-/// faster, 63 × 63 within 1%; H100, docs/PERFORMANCE.md), 16 bytes otherwise; the other types
-/// were not measured with 8 and keep 16.
-fn doubling_row_kernel(size: u32, kw: u32, ax: u32) -> Option<(MorphKernel, u32, u32)> {
-    let half = (size == 1)
-        .then(|| doubling_row_outputs(kw, ax, 8 / size).map(|outs| (MorphKernel::DoublingRowsHalf, 8 / size, outs)))
-        .flatten();
-    half.or_else(|| doubling_row_outputs(kw, ax, 16 / size).map(|outs| (MorphKernel::DoublingRows, 16 / size, outs)))
+/// long for it. u8 rows take 8 bytes per lane where the window allows, in the entry compiled for
+/// the window's doubling steps (`DOUBLING_U8`); 16 bytes otherwise, and for the other types,
+/// whose 8-byte passes were not faster (docs/PERFORMANCE.md). On the H100 (u8 8192²): 8 bytes
+/// (77 registers, 6 blocks per SM, against 16 bytes' 123 and 4) made the 15 × 15 and 31 × 31
+/// dilations 9% and 6–7% faster; the fixed steps then took the 31 × 31 row pass from 101.5 to
+/// 90.0 µs.
+fn doubling_row_kernel(
+    k: &Filter2dKernels,
+    fs: &[CudaFunction; 13],
+    ext: Extremum,
+    size: u32,
+    kw: u32,
+    ax: u32,
+) -> Option<(CudaFunction, u32, u32)> {
+    let half = (size == 1).then(|| {
+        let steps = doubling_steps(kw, 8);
+        let i = DOUBLING_U8.iter().position(|&(_, e, s)| e == ext && s == steps)?;
+        doubling_row_outputs(kw, ax, 8).map(|outs| (k.doubling_u8[i].clone(), 8, outs))
+    });
+    half.flatten().or_else(|| {
+        doubling_row_outputs(kw, ax, 16 / size)
+            .map(|outs| (fs[MorphKernel::DoublingRows as usize].clone(), 16 / size, outs))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -864,7 +891,8 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             Extremum::Max => T::MAX,
             Extremum::Min => T::MIN,
         };
-        let fs = &gpu.family::<Filter2dKernels>()?.morph[inst as usize];
+        let kernels = gpu.family::<Filter2dKernels>()?;
+        let fs = &kernels.morph[inst as usize];
         let f = |k: MorphKernel| fs[k as usize].clone();
         let base = args::<T>(s, (kh, kw), anchor, border);
         let size = size_of::<T>() as u32;
@@ -952,10 +980,11 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;
-                let mut passes: Vec<(MorphKernel, LaunchConfig, u32, u32)> = Vec::new();
+                let mut passes: Vec<(CudaFunction, LaunchConfig, u32, u32)> = Vec::new();
                 if kh > 1 || kw == 1 {
                     passes.push(if vh && kh as u32 <= VAN_HERK_WORDS_MAX {
-                        van_herk_col_words_pass(gpu, s, kh, size as usize)?
+                        let (kernel, c, strip, vector) = van_herk_col_words_pass(gpu, s, kh, size as usize)?;
+                        (f(kernel), c, strip, vector)
                     } else if vh && kh > 1 {
                         let rows =
                             van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
@@ -966,10 +995,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let rows = rows.min((s.h as u32).div_ceil(8) * 8);
                         let smem = 2 * (rows + kh as u32 - 1) as u64 * VAN_HERK_COLS as u64 * size as u64;
                         let grid = tiles(s, VAN_HERK_COLS as usize, rows as usize, v.name())?;
-                        (MorphKernel::VanHerkCols, cfg(grid, BLOCK_THREADS, smem), rows, 0)
+                        (f(MorphKernel::VanHerkCols), cfg(grid, BLOCK_THREADS, smem), rows, 0)
                     } else {
                         (
-                            MorphKernel::PassCols,
+                            f(MorphKernel::PassCols),
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
                             0,
                             0,
@@ -977,7 +1006,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                     });
                 }
                 if kw > 1 {
-                    let doubling = doubling_row_kernel(size, kw as u32, anchor.1 as u32);
+                    let doubling = doubling_row_kernel(kernels, fs, ext, size, kw as u32, anchor.1 as u32);
                     passes.push(if let (true, Some((kernel, lanes, outs))) = (vh, doubling) {
                         let tiles =
                             (s.w.div_ceil(outs as usize) * s.h.div_ceil(DOUBLING_ROWS as usize) * s.planes) as u64;
@@ -994,10 +1023,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let tile = tile.min((s.w as u32).div_ceil(BLOCK_THREADS) * BLOCK_THREADS);
                         let smem = 2 * (tile + kw as u32 - 1) as u64 * size as u64;
                         let grid = blocks((s.w.div_ceil(tile as usize) * s.h * s.planes) as u64, v.name())?;
-                        (MorphKernel::VanHerkRows, cfg(grid, BLOCK_THREADS, smem), tile, 0)
+                        (f(MorphKernel::VanHerkRows), cfg(grid, BLOCK_THREADS, smem), tile, 0)
                     } else {
                         (
-                            MorphKernel::PassRows,
+                            f(MorphKernel::PassRows),
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
                             0,
                             0,
@@ -1008,12 +1037,12 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 passes
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (k, c, strip, vector_rows))| {
+                    .map(|(i, (func, c, strip, vector_rows))| {
                         let mut a = base;
                         a.strip = strip;
                         a.vector_rows = vector_rows;
                         Stage {
-                            func: f(k),
+                            func,
                             cfg: c,
                             args: a,
                             from: if i == 0 { Buf::Input } else { Buf::Scratch },

@@ -1722,15 +1722,12 @@ macro_rules! morph_entries {
             }
             entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_col_words"), van_herk_col_words, $t, $t, super::van_herk_col_words::<F>);
-            entry!($crate::morph_kernel_name!($inst, "doubling_rows"), doubling_rows, $t, $t, super::doubling_rows::<F, $lanes, 4, { DOUBLING_AHEAD as usize }>);
-            entry!($crate::morph_kernel_name!($inst, "doubling_rows_half"), doubling_rows_half, $t, $t, super::doubling_rows::<F, { $lanes / 2 }, 2, { DOUBLING_AHEAD as usize }>);
-            // Occupancy for latency hiding: at least 7 (column pass), 4 (row pass, 16 bytes per
-            // lane) and 6 (8 bytes) blocks of 4 warps per SM, so ptxas keeps them within 73, 128
-            // and 85 registers (8 bytes: 77 for u8, 15 × 15 and 31 × 31 windows 6–9% faster than
-            // 16 bytes at 4 blocks; docs/PERFORMANCE.md).
+            entry!($crate::morph_kernel_name!($inst, "doubling_rows"), doubling_rows, $t, $t, super::doubling_rows::<F, $lanes, 4, { DOUBLING_AHEAD as usize }, 0>);
+            // Occupancy for latency hiding: at least 7 (column pass) and 4 (row pass, 16 bytes
+            // per lane) blocks of 4 warps per SM, so ptxas keeps them within 73 and 128
+            // registers. u8 rows take the 8-byte passes of `doubling_u8` (docs/PERFORMANCE.md).
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "van_herk_col_words"), 128, 7);
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows"), 128, 4);
-            $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows_half"), 128, 6);
         }
     )*};
 }
@@ -1792,4 +1789,19 @@ macro_rules! word_tile_entries {
 pub mod word_tile {
     use super::*;
     crate::for_each_word_tile_instance!(word_tile_entries);
+}
+
+macro_rules! doubling_u8_entries {
+    ($($inst:ident => $fold:ident, $steps:literal;)*) => {$(
+        entry!($crate::doubling_u8_kernel_name!($inst), $inst, u8, u8, super::doubling_rows::<$fold<u8>, 8, 2, { DOUBLING_AHEAD as usize }, $steps>);
+        // 7 blocks of 4 warps per SM: 72 registers without spills (at 6 blocks ptxas took 75–80
+        // in the whole-module build, which leaves room for 6 only).
+        $crate::launch_bounds!($crate::doubling_u8_kernel_name!($inst), 128, 7);
+    )*};
+}
+
+/// The u8 doubling row passes of 8 bytes per lane with a fixed number of doubling steps.
+pub mod doubling_u8 {
+    use super::*;
+    crate::for_each_doubling_u8_instance!(doubling_u8_entries);
 }

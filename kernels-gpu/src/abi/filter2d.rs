@@ -160,6 +160,52 @@ pub const fn doubling_row_outputs(k: u32, ax: u32, n: u32) -> Option<u32> {
     Some(avail - avail % n)
 }
 
+/// Doubling steps of the doubling row pass for a window of `k` columns with `n` elements per
+/// lane: one step per run length `d = 1, 2, 4, …` while `2d ≤ k` and `d ≤ 8n`.
+pub const fn doubling_steps(k: u32, n: u32) -> u32 {
+    let (mut steps, mut d) = (0, 1u64);
+    while d <= 8 * n as u64 && 2 * d <= k as u64 {
+        steps += 1;
+        d *= 2;
+    }
+    steps
+}
+
+/// The u8 doubling row passes of 8 bytes per lane, one per fold and number of doubling steps
+/// (every step count of the windows that pass takes, 2 to 129 columns): `name => fold, steps`.
+/// The steps run as straight-line code; the run-time-steps pass (the 16-byte `doubling_rows`)
+/// tests `k` before each step and joins the registers after it, about 40 more instructions per
+/// row at 8 bytes per lane.
+#[macro_export]
+macro_rules! for_each_doubling_u8_instance {
+    ($m:ident) => {
+        $m! {
+            max_u8_s1 => Max, 1;
+            max_u8_s2 => Max, 2;
+            max_u8_s3 => Max, 3;
+            max_u8_s4 => Max, 4;
+            max_u8_s5 => Max, 5;
+            max_u8_s6 => Max, 6;
+            max_u8_s7 => Max, 7;
+            min_u8_s1 => Min, 1;
+            min_u8_s2 => Min, 2;
+            min_u8_s3 => Min, 3;
+            min_u8_s4 => Min, 4;
+            min_u8_s5 => Min, 5;
+            min_u8_s6 => Min, 6;
+            min_u8_s7 => Min, 7;
+        }
+    };
+}
+
+/// Symbol of a fixed-steps u8 doubling row pass.
+#[macro_export]
+macro_rules! doubling_u8_kernel_name {
+    ($inst:ident) => {
+        concat!($crate::kernel_prefix!(), "doubling_rows_", stringify!($inst))
+    };
+}
+
 /// Symmetry codes of a separable pass's taps (`Filter2dArgs::shift` of the pass launches), as
 /// scipy's `NI_Correlate1D` detects them (odd lengths): they select its summation order.
 pub const TAPS_GENERAL: u32 = 0;
@@ -200,7 +246,6 @@ macro_rules! morph_kernel_names {
             $crate::morph_kernel_name!($inst, "difference"),
             $crate::morph_kernel_name!($inst, "van_herk_col_words"),
             $crate::morph_kernel_name!($inst, "doubling_rows"),
-            $crate::morph_kernel_name!($inst, "doubling_rows_half"),
         ]
     };
 }

@@ -371,15 +371,21 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// run-time length, is one shuffle per element ([`shift_join`]). Elements are unpacked, one per
 /// register; no shared memory. The warp first asks L2 for all its rows (`prefetch.global.L2`),
 /// so the loads issued `AHEAD` rows before use find them there.
+///
+/// `STEPS` is the number of doubling steps when it is not 0 (the host launches that entry only
+/// for windows with [`doubling_steps`]`(k, N) == STEPS`): the steps are then straight-line code,
+/// without a run-time test of `k` and the register moves that join each tested step. `0` tests
+/// `k` at run time.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, const AHEAD: usize>(
+pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, const AHEAD: usize, const STEPS: usize>(
     x: *const E::T,
     y: *mut E::T,
     a: &Args<E::T>,
 ) {
     const { assert!((V == 4 || V == 2) && N * <E::T as Pixel>::SIZE == 4 * V) };
+    const { assert!(STEPS <= doubling_steps(u32::MAX, N as u32) as usize) };
     let n = N as u32;
     let outs = a.strip;
     let Some((p, r0, c0)) = warp_tile_origin(a, outs, DOUBLING_ROWS) else {
@@ -436,7 +442,7 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
         crate::unroll!(N, |j| {
             m[j] = E::T::lane(&words, j).bits();
         });
-        let s = double::<E, N>(&mut m, k);
+        let s = double::<E, N, STEPS>(&mut m, k);
         shift_join::<E, N>(&mut m, k - s);
         if valid {
             let mut v = [0u32; 4];
@@ -506,15 +512,17 @@ fn skip_bytes<const V: usize>(own: [u32; 4], skew: u32) -> [u32; 4] {
 }
 
 /// Doubles `m` (element `j` of lane `l` at row position `l·N + j`) from single elements to
-/// `m[j] = ⊕ of s elements from j` for the largest power of two `s ≤ k`, and returns `s`. All
-/// 32 lanes must call it with the same `k`.
+/// `m[j] = ⊕ of s elements from j` for the largest power of two `s ≤ min(k, 16 N)` (`STEPS`
+/// steps when not 0, see [`doubling_rows`]), and returns `s`. All 32 lanes must call it with the
+/// same `k`.
 #[inline(always)]
-fn double<E: LaneExtremum, const N: usize>(m: &mut [u32; N], k: u32) -> u32 {
+fn double<E: LaneExtremum, const N: usize, const STEPS: usize>(m: &mut [u32; N], k: u32) -> u32 {
     let mut s = 1;
     // Steps of 1, 2, …, 8 N elements (the doubling rows take k ≤ 16 N).
     crate::unroll!(12, |step| {
         let d = 1usize << step;
-        if d <= 8 * N && 2 * d as u32 <= k {
+        let take = if STEPS == 0 { d <= 8 * N && 2 * d as u32 <= k } else { step < STEPS };
+        if take {
             if d < N {
                 let mut next = [0u32; N];
                 crate::unroll!(N, |j| {
