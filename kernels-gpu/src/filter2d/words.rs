@@ -521,7 +521,11 @@ fn double<E: LaneExtremum, const N: usize, const STEPS: usize>(m: &mut [u32; N],
     // Steps of 1, 2, …, 8 N elements (the doubling rows take k ≤ 16 N).
     crate::unroll!(12, |step| {
         let d = 1usize << step;
-        let take = if STEPS == 0 { d <= 8 * N && 2 * d as u32 <= k } else { step < STEPS };
+        let take = if STEPS == 0 {
+            d <= 8 * N && 2 * d as u32 <= k
+        } else {
+            step < STEPS
+        };
         if take {
             if d < N {
                 let mut next = [0u32; N];
