@@ -1396,12 +1396,8 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
             stride: a.w as usize,
             rows: a.h as i32,
         };
-        let mut t = 0;
-        while t < (R + K - 1) as i32 {
-            // SAFETY: rows of the plane, the warp's 128 · P columns inside each.
-            unsafe { span.prefetch_l2(top + a.prefetch_rows as i32 + t) };
-            t += RowSpan::<P>::ROWS_PER_PREFETCH;
-        }
+        // SAFETY: rows of the plane, the warp's 128 · P columns inside each.
+        unsafe { span.prefetch_rows_l2(top + a.prefetch_rows as i32, (R + K - 1) as i32) };
     }
     // The interior path loads each lane's `P` words with one `4·P`-byte load: rows must keep that
     // alignment (the host checks the buffers' 16-byte alignment).

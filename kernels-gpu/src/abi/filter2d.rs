@@ -160,11 +160,18 @@ pub const fn doubling_row_outputs(k: u32, ax: u32, n: u32) -> Option<u32> {
     Some(avail - avail % n)
 }
 
+/// Whether the doubling row pass for a window of `k` columns with `n` elements per lane takes
+/// the step from runs of `d` elements to runs of `2d` (`d` a power of two): while `2d ≤ k`, and
+/// `d ≤ 8n` (the farthest shuffle, 8 lanes).
+pub const fn doubling_takes_step(d: u32, k: u32, n: u32) -> bool {
+    d as u64 <= 8 * n as u64 && 2 * d as u64 <= k as u64
+}
+
 /// Doubling steps of the doubling row pass for a window of `k` columns with `n` elements per
-/// lane: one step per run length `d = 1, 2, 4, …` while `2d ≤ k` and `d ≤ 8n`.
+/// lane: the run lengths `d = 1, 2, 4, …` that [`doubling_takes_step`] takes.
 pub const fn doubling_steps(k: u32, n: u32) -> u32 {
-    let (mut steps, mut d) = (0, 1u64);
-    while d <= 8 * n as u64 && 2 * d <= k as u64 {
+    let (mut steps, mut d) = (0, 1u32);
+    while doubling_takes_step(d, k, n) {
         steps += 1;
         d *= 2;
     }

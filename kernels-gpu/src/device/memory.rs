@@ -428,4 +428,19 @@ impl<const LINES: usize> RowSpan<LINES> {
             unsafe { prefetch_l2(self.base.wrapping_add(at)) };
         }
     }
+
+    /// [`RowSpan::prefetch_l2`] for rows `first .. first + count`: one instruction per
+    /// `ROWS_PER_PREFETCH` rows.
+    ///
+    /// # Safety
+    /// As [`RowSpan::prefetch_l2`].
+    #[inline(always)]
+    pub unsafe fn prefetch_rows_l2(&self, first: i32, count: i32) {
+        let mut t = 0;
+        while t < count {
+            // SAFETY: forwarded to the caller.
+            unsafe { self.prefetch_l2(first + t) };
+            t += Self::ROWS_PER_PREFETCH;
+        }
+    }
 }

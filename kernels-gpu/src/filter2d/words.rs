@@ -375,7 +375,7 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// `STEPS` is the number of doubling steps when it is not 0 (the host launches that entry only
 /// for windows with [`doubling_steps`]`(k, N) == STEPS`): the steps are then straight-line code,
 /// without a run-time test of `k` and the register moves that join each tested step. `0` tests
-/// `k` at run time.
+/// `k` at run time ([`doubling_takes_step`], the test [`doubling_steps`] counts).
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -408,12 +408,8 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
             stride: row_bytes,
             rows: rows as i32,
         };
-        let mut t = 0;
-        while t < rows as i32 {
-            // SAFETY: rows r0 .. r0 + rows lie in the plane, the span's 128 · V bytes in each.
-            unsafe { span.prefetch_l2(t) };
-            t += RowSpan::<V>::ROWS_PER_PREFETCH;
-        }
+        // SAFETY: rows r0 .. r0 + rows lie in the plane, the span's 128 · V bytes in each.
+        unsafe { span.prefetch_rows_l2(0, rows as i32) };
     }
     // SAFETY (of every load): rows r0 + i < h of the plane.
     let load = |i: u32| unsafe { row_vector::<E::T, V>(&plane, r0 + i as i32, first, whole) };
@@ -522,7 +518,7 @@ fn double<E: LaneExtremum, const N: usize, const STEPS: usize>(m: &mut [u32; N],
     crate::unroll!(12, |step| {
         let d = 1usize << step;
         let take = if STEPS == 0 {
-            d <= 8 * N && 2 * d as u32 <= k
+            doubling_takes_step(d as u32, k, N as u32)
         } else {
             step < STEPS
         };
