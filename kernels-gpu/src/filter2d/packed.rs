@@ -413,9 +413,10 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
 /// The word tile: each warp owns 32 × `P` words (`word_tile_cols(P)` pixels) of
 /// `R` output rows, a lane `P` neighbouring words. A lane first
 /// issues the loads of all `R + K − 1` row positions of its words (one vector load
-/// per row: the warp reads `128 · P` contiguous bytes), then filters each row across —
-/// the pixels beside its words from the adjacent lanes by `shfl.sync` — and each output row down,
-/// and stores its packed outputs with one vector store per row. Registers only; pixels stay
+/// per row: the warp reads `128 · P` contiguous bytes; the words beside them are loaded too, see
+/// [`word_tile_interior`]), then filters them as its [`WordFilter`] says (max/min down first,
+/// the linear filters across first) and stores its packed outputs with one vector store per
+/// row. Registers only; pixels stay
 /// packed, and the linear filters add two pixels per instruction. A warp first asks L2 for the
 /// tile `a.prefetch_rows` rows below its own (`prefetch.global.L2`), the tile a warp of a later
 /// wave will filter: that warp's loads then wait on L2 rather than DRAM.
