@@ -33,17 +33,17 @@ pub trait LaneExtremum: Extremum {
 /// SIMD within a register: `0…0` or `1…1` in each `BITS`-bit field of the result as the field
 /// of `a` is below or at least that of `b` (unsigned fields, no carry between them). The low
 /// `BITS − 1` bits compare by one subtraction with the top bit of each field forced in `a` and
-/// cleared in `b` (so no field borrows); the top bits decide by majority(a, ¬b, difference).
-/// Eight instructions for four bytes, where unpacking costs about that per byte.
+/// cleared in `b` (so no field borrows); the top bits decide by majority(a, ¬b, difference), and
+/// one `prmt` in sign-replicate mode copies each field's top bit across the field. Six
+/// instructions for four bytes, where unpacking costs about that per byte.
 #[inline(always)]
 fn at_least<const BITS: u32>(a: u32, b: u32) -> u32 {
-    let top = match BITS {
-        8 => 0x8080_8080u32,
-        _ => 0x8000_8000u32,
+    let (top, replicate_sign) = match BITS {
+        8 => (0x8080_8080u32, 0xba98),
+        _ => (0x8000_8000u32, 0xbb99),
     };
     let low_diff = (a | top).wrapping_sub(b & !top);
-    let ge = ((a & !b) | ((a | !b) & low_diff)) & top;
-    (ge >> (BITS - 1)).wrapping_mul((1 << BITS) - 1)
+    byte_perm((a & !b) | ((a | !b) & low_diff), 0, replicate_sign)
 }
 
 macro_rules! lane_extremum {
@@ -141,7 +141,12 @@ pub unsafe fn van_herk_col_words<E: LaneExtremum>(x: *const E::T, y: *mut E::T, 
     if top >= 0 && top + (strip + k - 1) as i32 <= a.h as i32 && whole {
         let first = plane.base.wrapping_add(top as usize * a.w as usize + c as usize) as *const u32;
         let words_per_row = a.w as usize * E::T::SIZE / 4;
-        let load = |t: u32| crate::load_nc!(first.wrapping_add(t as usize * words_per_row), u32);
+        let mut row = first;
+        let next = || {
+            let v = crate::load_nc!(row, u32);
+            row = row.wrapping_add(words_per_row);
+            v
+        };
         // The strip's first 32 rows into L2, one instruction (a lane per row): the chunked loads
         // then find them there.
         let span = RowSpan::<1> {
@@ -152,12 +157,14 @@ pub unsafe fn van_herk_col_words<E: LaneExtremum>(x: *const E::T, y: *mut E::T, 
         // SAFETY: rows top .. top + strip + k − 1 lie in the plane, column c0 in each.
         unsafe { span.prefetch_l2(0) };
         // SAFETY: rows top .. top + strip + k − 1 lie in the plane; the word is whole.
-        unsafe { stream_column::<E>(&lane, k, strip, load) }
+        unsafe { stream_column::<E>(&lane, k, strip, next) }
     } else {
         // SAFETY: plane.row gives a row of the plane or None.
         unsafe {
-            stream_column::<E>(&lane, k, strip, |t| {
-                column_word(&plane, plane.row(top + t as i32), c, whole)
+            let mut t = top;
+            stream_column::<E>(&lane, k, strip, || {
+                t += 1;
+                column_word(&plane, plane.row(t - 1), c, whole)
             })
         }
     }
@@ -208,24 +215,21 @@ unsafe fn column_word<T: Pixel>(plane: &Plane<T>, row: Option<*const T>, c: i32,
     }
 }
 
-/// The streaming of [`van_herk_col_words`] for one lane, its words loaded by `load(t)` for
-/// position `t` (row `top + t`).
+/// The streaming of [`van_herk_col_words`] for one lane, its words loaded in order by `next()`
+/// (position `t = 0, 1, 2, …`: row `top + t`) and its outputs stored in order (row `r0 + o`).
+/// Loads and stores walk running pointers: each costs an add, not a row multiply.
 ///
 /// # Safety
-/// `lane` as set up by the kernel; `load(t)` valid for `t < strip + k − 1`.
+/// `lane` as set up by the kernel; `next` valid for `strip + k − 1` calls.
 #[inline(always)]
-unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip: u32, load: impl Fn(u32) -> u32) {
+unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip: u32, mut next: impl FnMut() -> u32) {
     let slot = |i: u32| lane.stack.wrapping_add(32 * i as usize);
     let row_stride = lane.w as usize;
-    // SAFETY (of `emit`): output row o < strip of the lane's word.
-    let emit = |o: u32, v: u32| unsafe {
-        store_word::<E::T>(
-            lane.out.wrapping_add(o as usize * row_stride),
-            v,
-            lane.c,
-            lane.w,
-            lane.whole,
-        )
+    let mut out = lane.out;
+    // SAFETY (of `emit`): called once per output row o < strip, in order.
+    let mut emit = |v: u32| unsafe {
+        store_word::<E::T>(out, v, lane.c, lane.w, lane.whole);
+        out = out.wrapping_add(row_stride);
     };
 
     // Block 0: raw words, then suffixes.
@@ -234,7 +238,7 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
         let mut raw = [0u32; CHUNK];
         crate::unroll!(CHUNK, |u| {
             if i + (u as u32) < k {
-                raw[u] = load(i + u as u32);
+                raw[u] = next();
             }
         });
         crate::unroll!(CHUNK, |u| {
@@ -258,23 +262,23 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
         let mut i = 0;
         // SAFETY (of the slots): i < k.
         // Full chunks, the next chunk's loads issued before this one is filtered.
-        let mut next = [0u32; CHUNK];
+        let mut ahead = [0u32; CHUNK];
         if CHUNK as u32 <= loads {
             crate::unroll!(CHUNK, |u| {
-                next[u] = load(base + k + u as u32);
+                ahead[u] = next();
             });
         }
         while i + CHUNK as u32 <= loads {
-            let raw = next;
+            let raw = ahead;
             if i + 2 * CHUNK as u32 <= loads {
                 crate::unroll!(CHUNK, |u| {
-                    next[u] = load(base + k + i + (CHUNK + u) as u32);
+                    ahead[u] = next();
                 });
             }
             crate::unroll!(CHUNK, |u| {
                 let iu = i + u as u32;
                 unsafe {
-                    emit(base + iu, E::op_word(slot(iu).read(), prefix));
+                    emit(E::op_word(slot(iu).read(), prefix));
                     prefix = E::op_word(prefix, raw[u]);
                     slot(iu).write(raw[u]);
                 }
@@ -282,16 +286,16 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
             i += CHUNK as u32;
         }
         while i < loads {
-            let raw = load(base + k + i);
+            let raw = next();
             unsafe {
-                emit(base + i, E::op_word(slot(i).read(), prefix));
+                emit(E::op_word(slot(i).read(), prefix));
                 prefix = E::op_word(prefix, raw);
                 slot(i).write(raw);
             }
             i += 1;
         }
         while i < outputs {
-            unsafe { emit(base + i, E::op_word(slot(i).read(), prefix)) };
+            unsafe { emit(E::op_word(slot(i).read(), prefix)) };
             i += 1;
         }
         base += k;
@@ -368,8 +372,9 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// Then `m_s[j]`, the extremum of `s` elements from `j`, doubles for `s = 1, 2, 4, …` while
 /// `2s ≤ k` — one comparison per element per step, the elements past the lane's end from the
 /// next lane by `shfl.sync` — and the window is `m_s[j] ⊕ m_s[j + k − s]`: that shift, a
-/// run-time length, is one shuffle per element ([`shift_join`]). Elements are unpacked, one per
-/// register; no shared memory. The warp first asks L2 for all its rows (`prefetch.global.L2`),
+/// run-time length, runs on the packed words ([`join_shifted`]). The doubling steps run on
+/// unpacked elements, one per register (one `max.u32` per element); no shared memory. The warp
+/// first asks L2 for all its rows (`prefetch.global.L2`),
 /// so the loads issued `AHEAD` rows before use find them there.
 ///
 /// `STEPS` is the number of doubling steps when it is not 0 (the host launches that entry only
@@ -411,19 +416,26 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
         // SAFETY: rows r0 .. r0 + rows lie in the plane, the span's 128 · V bytes in each.
         unsafe { span.prefetch_rows_l2(0, rows as i32) };
     }
-    // SAFETY (of every load): rows r0 + i < h of the plane.
-    let load = |i: u32| unsafe { row_vector::<E::T, V>(&plane, r0 + i as i32, first, whole) };
+    // Rows are loaded and stored in order through running pointers (an add per row).
+    let mut src = plane.base.wrapping_add(r0 as usize * w as usize);
+    // SAFETY (of every load): called once per row r0 + i < h of the plane, in order.
+    let mut load = || unsafe {
+        let v = row_vector::<E::T, V>(&plane, src, first, whole);
+        src = src.wrapping_add(w as usize);
+        v
+    };
     // The next `AHEAD` rows' loads stay in flight while a row is filtered.
     let mut raw = [[0u32; 4]; AHEAD];
     crate::unroll!(AHEAD, |i| {
         if (i as u32) < rows {
-            raw[i] = load(i as u32);
+            raw[i] = load();
         }
     });
     let skew = (halo - a.ax) * <E::T as Pixel>::SIZE as u32;
     let c = c0 + (lane * n) as i32;
     let valid = lane * n < outs && c < w;
     let out_whole = a.vector_rows != 0 && c + n as i32 <= w;
+    let mut dst = y.wrapping_add(flat(a, p, r0, c));
     // One copy of the row's code (a runtime loop, the loaded rows shifted down the array each
     // time) keeps the kernel small in the instruction cache.
     for i in 0..rows {
@@ -432,39 +444,39 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
             raw[j] = raw[j + 1];
         });
         if i + (AHEAD as u32) < rows {
-            raw[AHEAD - 1] = load(i + AHEAD as u32);
+            raw[AHEAD - 1] = load();
         }
         let mut m = [0u32; N];
         crate::unroll!(N, |j| {
             m[j] = E::T::lane(&words, j).bits();
         });
         let s = double::<E, N, STEPS>(&mut m, k);
-        shift_join::<E, N>(&mut m, k - s);
+        let mut v = [0u32; 4];
+        crate::unroll!(V, |j| {
+            v[j] = pack::<E::T>(&m[j * (N / V)..]);
+        });
+        let v = join_shifted::<E, V>(v, (k - s) * <E::T as Pixel>::SIZE as u32);
         if valid {
-            let mut v = [0u32; 4];
-            crate::unroll!(V, |j| {
-                v[j] = pack::<E::T>(&m[j * (N / V)..]);
-            });
-            // SAFETY: row r0 + i < h; column c inside it.
-            unsafe { store_vector::<E::T, V>(y.add(flat(a, p, r0 + i as i32, c)), v, c, w, out_whole) };
+            // SAFETY: dst is column c (inside the row) of row r0 + i < h.
+            unsafe { store_vector::<E::T, V>(dst, v, c, w, out_whole) };
         }
+        dst = dst.wrapping_add(w as usize);
     }
 }
 
-/// `V` words (16 or 8 bytes) of row `r` (inside the plane) from column `c`, in the first `V`
+/// `V` words (16 or 8 bytes) of `row` (a row of the plane) from column `c`, in the first `V`
 /// entries: one vector load when `whole`, else (the lanes over the plane's left and right
 /// borders, every lane of unaligned images) element by element through the border, out of the
 /// hot path.
 ///
 /// # Safety
-/// `r` is a row of the plane; `whole` promises `4V` aligned bytes inside it.
+/// `row` is the start of a row of the plane; `whole` promises `4V` aligned bytes inside it.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn row_vector<T: Pixel, const V: usize>(plane: &Plane<T>, r: i32, c: i32, whole: bool) -> [u32; 4] {
+unsafe fn row_vector<T: Pixel, const V: usize>(plane: &Plane<T>, row: *const T, c: i32, whole: bool) -> [u32; 4] {
     let per = 4 / T::SIZE;
     // SAFETY: forwarded to the caller.
     unsafe {
-        let row = plane.base.add(r as usize * plane.w as usize);
         if whole && V == 4 {
             load_nc_v4(row.add(c as usize) as *const [u32; 4])
         } else if whole {
@@ -491,18 +503,30 @@ fn skip_bytes<const V: usize>(own: [u32; 4], skew: u32) -> [u32; 4] {
         w[j] = own[j];
         w[V + j] = shfl_down_u32(own[j], 1);
     });
-    for _ in 0..skew / 4 {
-        crate::unroll!(7, |j| {
-            if j + 1 < 2 * V {
-                w[j] = w[j + 1];
-            }
-        });
-    }
-    let b = skew % 4;
-    let sel = 0x3210 + 0x1111 * b;
+    words_from::<V>(&w, skew)
+}
+
+/// The `V` words that start `bytes` (`< 4V`, warp-uniform) into the `2V` words `w`: a select
+/// per word for the whole words skipped, then one `prmt` per word for the bytes.
+#[allow(unconditional_panic)]
+#[inline(always)]
+fn words_from<const V: usize>(w: &[u32; 8], bytes: u32) -> [u32; 4] {
+    let skip = bytes / 4;
+    let mut x = [0u32; 5];
+    crate::unroll!(5, |j| {
+        if j <= V {
+            x[j] = w[j];
+            crate::unroll!(3, |q| {
+                if q + 1 < V && skip == q as u32 + 1 {
+                    x[j] = w[j + q + 1];
+                }
+            });
+        }
+    });
+    let sel = 0x3210 + 0x1111 * (bytes % 4);
     let mut r = [0u32; 4];
     crate::unroll!(V, |j| {
-        r[j] = byte_perm(w[j], w[j + 1], sel);
+        r[j] = byte_perm(x[j], x[j + 1], sel);
     });
     r
 }
@@ -545,36 +569,32 @@ fn double<E: LaneExtremum, const N: usize, const STEPS: usize>(m: &mut [u32; N],
     s
 }
 
-/// `m[j] ⊕= m[j + r]` (row positions; `r` warp-uniform, below the lane's `32 · N` span) by
-/// `shfl.sync`: element `j + r` of lane `l` is element `j + rem` of lane `l + whole`, or element
-/// `j + rem − N` of the lane after when `j + rem ≥ N` (`whole = r / N`, `rem = r % N`). `rem`
-/// picks one of `N` straight-line arms, in which each element is one shuffle of a fixed register
-/// over a warp-uniform distance (through shared memory instead, each element cost a store, a
-/// load, a slot select and two warp barriers per row). Lanes whose shifted elements fall past the
-/// warp get their own (`shfl.down` clamps): their windows end past the loaded span and their
-/// outputs are not stored. All 32 lanes must call it.
+/// The packed row elements `v` (`V` words per lane, the lane's words at row byte `l · 4V`)
+/// joined with themselves `bytes` further on (`bytes` warp-uniform, below the warp's span): the
+/// words `bytes / 4V` and one lane down by `shfl.sync`, the `bytes % 4V` skipped by
+/// [`words_from`], then one packed [`LaneExtremum::op_word`] per word. The shift is a run-time
+/// length, so it moves packed bytes (byte permutes with a run-time selector) rather than unpacked
+/// elements (a register index, which would need an arm per remainder). Lanes whose shifted words
+/// fall past the warp get their own (`shfl.down` clamps): their windows end past the loaded span
+/// and their outputs are not stored. All 32 lanes must call it.
 #[allow(unconditional_panic)]
 #[inline(always)]
-fn shift_join<E: LaneExtremum, const N: usize>(m: &mut [u32; N], r: u32) {
-    if r == 0 {
-        return;
+fn join_shifted<E: LaneExtremum, const V: usize>(v: [u32; 4], bytes: u32) -> [u32; 4] {
+    if bytes == 0 {
+        return v;
     }
-    let (whole, rem) = (r / N as u32, r % N as u32);
-    crate::unroll!(N, |q| {
-        if rem == q as u32 {
-            let mut far = [0u32; N];
-            crate::unroll!(N, |j| {
-                far[j] = if j + q < N {
-                    shfl_down_u32(m[j + q], whole)
-                } else {
-                    shfl_down_u32(m[j + q - N], whole + 1)
-                };
-            });
-            crate::unroll!(N, |j| {
-                m[j] = E::op_bits(m[j], far[j]);
-            });
-        }
+    let lanes = bytes / (4 * V as u32);
+    let mut w = [0u32; 8];
+    crate::unroll!(V, |j| {
+        w[j] = shfl_down_u32(v[j], lanes);
+        w[V + j] = shfl_down_u32(v[j], lanes + 1);
     });
+    let far = words_from::<V>(&w, bytes % (4 * V as u32));
+    let mut r = [0u32; 4];
+    crate::unroll!(V, |j| {
+        r[j] = E::op_word(v[j], far[j]);
+    });
+    r
 }
 
 /// Stores the first `V` words (16 or 8 bytes) of `T`s in `v`, whose first element is column `c`
