@@ -374,8 +374,8 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// next lane by `shfl.sync` — and the window is `m_s[j] ⊕ m_s[j + k − s]`: that shift, a
 /// run-time length, runs on the packed words ([`join_shifted`]). The doubling steps run on
 /// unpacked elements, one per register (one `max.u32` per element); no shared memory. The warp
-/// first asks L2 for all its rows (`prefetch.global.L2`),
-/// so the loads issued `AHEAD` rows before use find them there.
+/// first asks L2 for all its rows (`prefetch.global.L2`), so the loads issued `AHEAD` rows
+/// before use find them there.
 ///
 /// `STEPS` is the number of doubling steps when it is not 0 (the host launches that entry only
 /// for windows with [`doubling_steps`]`(k, N) == STEPS`): the steps are then straight-line code,
