@@ -7,7 +7,9 @@
 //! rlib and the PTX is rustc's `--emit=asm` of the single codegen unit.
 //!
 //! `GPUPRIMS_CUDA_ARCH` (default `sm_70`) selects `-C target-cpu`; the driver JIT-compiles the PTX
-//! for the actual device when the module is loaded.
+//! for the actual device when the module is loaded. Kernels specialize on it through
+//! `cfg(target_feature = "sm_90")` (Hopper's packed 16-bit max/min, PTX ISA 8.0, which this script
+//! then asks for): an sm_90 build is faster on an H100 and does not load on older devices.
 //!
 //! `GPUPRIMS_SASS_ARCH` (e.g. `sm_90`, unset by default) also assembles the PTX into SASS for that
 //! architecture with `ptxas` (`GPUPRIMS_PTXAS`, default `ptxas` on the PATH) and embeds the cubin:
@@ -55,6 +57,11 @@ fn main() {
         .arg(&target_dir)
         .args(["--", "--emit=asm", "-C"])
         .arg(format!("target-cpu={arch}"));
+    if (90..100).contains(&arch_number(&arch)) {
+        // PTX ISA 8.0 for sm_90's packed 16-bit max/min (`max.u16x2`); sm_90's own minimum is 7.8
+        // (later architectures' minimums are above 8.0).
+        cmd.args(["-C", "target-feature=+ptx80"]);
+    }
     clean_env(&mut cmd);
     cmd.env("RUSTUP_AUTO_INSTALL", "1");
 
@@ -93,6 +100,12 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=GPUPRIMS_SASS_ARCH={sass_arch}");
+}
+
+/// The `XY` of `sm_XY` (0 when absent).
+fn arch_number(arch: &str) -> u32 {
+    let digits: String = arch[3..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().unwrap_or(0)
 }
 
 /// Fails the build unless `value` (of variable `var`) names an `sm_XY` architecture.

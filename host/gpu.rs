@@ -12,7 +12,7 @@ use cudarc::nvrtc::Ptx;
 use crate::bank::ConstantBank;
 use crate::error::{Error, Result};
 use crate::family::Families;
-use crate::kernels::{PTX, SASS, sass_runs_on};
+use crate::kernels::{PTX, PTX_ARCH, SASS, ptx_runs_on, sass_runs_on};
 
 /// Properties of the device a [`Gpu`] runs on, read once at creation.
 #[derive(Clone, Debug)]
@@ -99,7 +99,8 @@ impl Gpu {
     /// Opens device `ordinal`: creates its context and stream and loads the embedded kernels — the
     /// SASS when the build embedded it for this device's architecture (`GPUPRIMS_SASS_ARCH`),
     /// otherwise the PTX, which the driver JIT-compiles for the device. Returns [`Error::NoDevice`] — never panics — when
-    /// libcuda is missing, no device answers or `ordinal` is out of range.
+    /// libcuda is missing, no device answers, `ordinal` is out of range or the device is older
+    /// than the architecture the kernels were built for (`GPUPRIMS_CUDA_ARCH`).
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
         // SAFETY: probes for the shared library without calling into it.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
@@ -118,6 +119,13 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
         let cc = ctx.compute_capability()?;
+        if !ptx_runs_on(PTX_ARCH, cc) {
+            return Err(no_device(format!(
+                "device {ordinal} has compute capability {}.{}, below the {PTX_ARCH} the kernels were \
+                 built for (GPUPRIMS_CUDA_ARCH); rebuild with GPUPRIMS_CUDA_ARCH=sm_{}{} or lower",
+                cc.0, cc.1, cc.0, cc.1
+            )));
+        }
         // A cubin the driver refuses (built by a newer ptxas than it knows) falls back to the PTX.
         let sass = sass_runs_on(cc)
             .then(|| ctx.load_module(Ptx::from_binary(SASS.to_vec())).ok())

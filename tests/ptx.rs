@@ -3,7 +3,9 @@
 
 use gpuprims::abi::conv1d::Conv1dStep;
 use gpuprims::abi::pool::{PoolKernel, VECTORIZED_ARGMAX};
-use gpuprims::kernels::{PTX, SASS, SASS_ARCH, arch_runs_on, launched_kernel_names, ptx_entries};
+use gpuprims::kernels::{
+    PTX, PTX_ARCH, SASS, SASS_ARCH, arch_runs_on, launched_kernel_names, ptx_entries, ptx_runs_on,
+};
 use gpuprims::ops::conv1d::Conv1dType;
 use gpuprims::ops::pool::PoolInstance;
 use gpuprims::ops::reduce::ReduceInstance;
@@ -28,6 +30,46 @@ fn expect_in(names: &[&str], needle: &str) -> Result<(), Failed> {
 
 pub fn trials() -> Vec<Trial> {
     vec![
+        Trial::test("ptx::ptx_runs_on_its_architecture_and_later", || {
+            let cases = [
+                ("sm_70", (7, 0), true),
+                ("sm_70", (9, 0), true),
+                ("sm_90", (9, 0), true),
+                ("sm_90", (10, 0), true),
+                ("sm_90", (8, 9), false),
+                ("sm_86", (8, 0), false),
+                ("", (9, 0), false),
+                ("compute_90", (9, 0), false),
+            ];
+            for (arch, cc, want) in cases {
+                if ptx_runs_on(arch, cc) != want {
+                    return Err(format!("ptx_runs_on({arch:?}, {cc:?}) should be {want}").into());
+                }
+            }
+            Ok(())
+        }),
+        Trial::test("ptx::packed_16_bit_extrema_follow_the_architecture", || {
+            // sm_90 builds compute the u8/u16 extrema of the word tile and the van Herk row pass
+            // with `max.u16x2`/`min.u16x2`; older targets have no such instruction.
+            let packed = [
+                "gpuprims_word_tile_max3",
+                "gpuprims_word_tile_min5",
+                "gpuprims_doubling_rows_max_u8_s4",
+            ];
+            if ptx_runs_on(PTX_ARCH, (8, 9)) {
+                return match PTX.contains("max.u16x2") || PTX.contains("min.u16x2") {
+                    true => Err(format!("{PTX_ARCH} PTX uses sm_90's packed 16-bit max/min").into()),
+                    false => Ok(()),
+                };
+            }
+            for n in packed {
+                let b = body(n).ok_or(format!("{n} missing"))?;
+                if !b.contains("max.u16x2") && !b.contains("min.u16x2") {
+                    return Err(format!("{n} has no packed 16-bit max/min in a {PTX_ARCH} build").into());
+                }
+            }
+            Ok(())
+        }),
         Trial::test("ptx::sass_runs_on_its_major_at_equal_or_higher_minor", || {
             let cases = [
                 ("sm_90", (9, 0), true),

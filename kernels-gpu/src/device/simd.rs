@@ -16,6 +16,12 @@ pub fn byte_perm(a: u32, b: u32, sel: u32) -> u32 {
     r
 }
 
+/// `[a.hi, b.lo]`: the 16-bit lanes of `(b:a) >> 16`, one `prmt`.
+#[inline(always)]
+pub fn funnel16(a: u32, b: u32) -> u32 {
+    byte_perm(a, b, 0x5432)
+}
+
 /// `dp4a.u32.u32`: `c + Σ a.byte[i] · b.byte[i]` over the four unsigned bytes of `a` and `b`
 /// (wrapping). One instruction sums four u8 samples (`b = 0x01010101`, or a byte mask) or their
 /// squares (`b = a`).
@@ -39,6 +45,33 @@ pub fn dp4a_us(a: u32, b: u32, c: u32) -> u32 {
     unsafe {
         asm!("dp4a.u32.s32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
              c = in(reg32) c, options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// `max.u16x2` / `min.u16x2`: the unsigned max/min of each 16-bit lane of two words, one
+/// `VIMNMX.U16x2` (PTX ISA 8.0, native from sm_90; the build's `GPUPRIMS_CUDA_ARCH=sm_90`).
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+pub fn max_u16x2(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only instruction (sm_90 and later).
+    unsafe {
+        asm!("max.u16x2 {r}, {a}, {b};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
+             options(pure, nomem, nostack));
+    }
+    r
+}
+
+/// See [`max_u16x2`].
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+pub fn min_u16x2(a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: register-only instruction (sm_90 and later).
+    unsafe {
+        asm!("min.u16x2 {r}, {a}, {b};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
+             options(pure, nomem, nostack));
     }
     r
 }

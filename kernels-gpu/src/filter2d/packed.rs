@@ -60,7 +60,9 @@ pub trait LaneOp {
 /// `a − b + 2^15` keeps each lane in `[2^15 − 255, 2^15 + 255]` (no borrow crosses a lane) and
 /// its bit 15 is the answer; one `prmt` replicates bits 15 and 31 (selector nibbles with the
 /// sign bit set) over their lanes. The select then folds into one `lop3`: three instructions
-/// per two pixels (sm_70 PTX has no packed 16-bit max; `vmax2` costs about seven on sm_90).
+/// per two pixels where sm_70 PTX has no packed 16-bit max (`vmax2` costs about seven on sm_90);
+/// sm_90 builds use `max.u16x2`, one.
+#[cfg(not(target_feature = "sm_90"))]
 #[inline(always)]
 fn lanes_at_least(a: u32, b: u32) -> u32 {
     byte_perm(a.wrapping_sub(b).wrapping_add(0x8000_8000), 0, 0xbb99)
@@ -69,15 +71,25 @@ fn lanes_at_least(a: u32, b: u32) -> u32 {
 impl LaneOp for Max<u8> {
     #[inline(always)]
     fn lanes(a: u32, b: u32) -> u32 {
-        let m = lanes_at_least(a, b);
-        (a & m) | (b & !m)
+        #[cfg(target_feature = "sm_90")]
+        return max_u16x2(a, b);
+        #[cfg(not(target_feature = "sm_90"))]
+        {
+            let m = lanes_at_least(a, b);
+            (a & m) | (b & !m)
+        }
     }
 }
 impl LaneOp for Min<u8> {
     #[inline(always)]
     fn lanes(a: u32, b: u32) -> u32 {
-        let m = lanes_at_least(a, b);
-        (b & m) | (a & !m)
+        #[cfg(target_feature = "sm_90")]
+        return min_u16x2(a, b);
+        #[cfg(not(target_feature = "sm_90"))]
+        {
+            let m = lanes_at_least(a, b);
+            (b & m) | (a & !m)
+        }
     }
 }
 
@@ -87,12 +99,6 @@ impl LaneOp for Min<u8> {
 #[inline(always)]
 fn split_biased(w: u32) -> [u32; 2] {
     [byte_perm(w, 0x8080_8080, 0x4240), byte_perm(w, 0x8080_8080, 0x4341)]
-}
-
-/// `[a.hi, b.lo]`: the 16-bit lanes of `(b:a) >> 16`, one `prmt`.
-#[inline(always)]
-fn funnel16(a: u32, b: u32) -> u32 {
-    byte_perm(a, b, 0x5432)
 }
 
 /// The `R` windows of `K` consecutive values of `v[0 .. R + K − 1]` (lane words), by van

@@ -12,6 +12,15 @@ pub trait LaneExtremum: Extremum {
     fn op_bits(a: u32, b: u32) -> u32;
     /// `op` on each element of two packed words.
     fn op_word(a: u32, b: u32) -> u32;
+    /// Elements per register in the row pass's doubling steps: 2 (zero-extended into 16-bit
+    /// lanes, [`op_pairs`](Self::op_pairs)) where the target has a packed 16-bit max/min (u8 and
+    /// u16 on sm_90: `VIMNMX.U16x2`, one instruction per two elements), else 1.
+    const PER_REG: usize = 1;
+    /// `op` on registers of `PER_REG` elements.
+    #[inline(always)]
+    fn op_pairs(a: u32, b: u32) -> u32 {
+        Self::op_bits(a, b)
+    }
     /// The identity's bits.
     #[inline(always)]
     fn start_bits() -> u32 {
@@ -47,7 +56,7 @@ fn at_least<const BITS: u32>(a: u32, b: u32) -> u32 {
 }
 
 macro_rules! lane_extremum {
-    ($($e:ident<$t:ty>: $op:expr, $word:expr;)*) => {$(
+    ($($e:ident<$t:ty>: $op:expr, $word:expr $(, pairs $pairs:expr)?;)*) => {$(
         impl LaneExtremum for $e<$t> {
             #[inline(always)]
             fn op_bits(a: u32, b: u32) -> u32 {
@@ -57,14 +66,31 @@ macro_rules! lane_extremum {
             fn op_word(a: u32, b: u32) -> u32 {
                 $word(a, b)
             }
+            $(
+                const PER_REG: usize = 2;
+                #[inline(always)]
+                fn op_pairs(a: u32, b: u32) -> u32 {
+                    $pairs(a, b)
+                }
+            )?
         }
     )*};
 }
+#[cfg(not(target_feature = "sm_90"))]
 lane_extremum! {
     Max<u8>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<8>(a, b));
     Min<u8>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<8>(a, b));
     Max<u16>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<16>(a, b));
     Min<u16>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<16>(a, b));
+}
+#[cfg(target_feature = "sm_90")]
+lane_extremum! {
+    Max<u8>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<8>(a, b)), pairs max_u16x2;
+    Min<u8>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<8>(a, b)), pairs min_u16x2;
+    Max<u16>: u32::max, max_u16x2, pairs max_u16x2;
+    Min<u16>: u32::min, min_u16x2, pairs min_u16x2;
+}
+lane_extremum! {
     Max<f32>: f32_max, f32_max;
     Min<f32>: f32_min, f32_min;
 }
@@ -446,15 +472,9 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
         if i + (AHEAD as u32) < rows {
             raw[AHEAD - 1] = load();
         }
-        let mut m = [0u32; N];
-        crate::unroll!(N, |j| {
-            m[j] = E::T::lane(&words, j).bits();
-        });
+        let mut m = unpack::<E, N>(&words);
         let s = double::<E, N, STEPS>(&mut m, k);
-        let mut v = [0u32; 4];
-        crate::unroll!(V, |j| {
-            v[j] = pack::<E::T>(&m[j * (N / V)..]);
-        });
+        let v = repack::<E, N, V>(&m);
         let v = join_shifted::<E, V>(v, (k - s) * <E::T as Pixel>::SIZE as u32);
         if valid {
             // SAFETY: dst is column c (inside the row) of row r0 + i < h.
@@ -531,12 +551,61 @@ fn words_from<const V: usize>(w: &[u32; 8], bytes: u32) -> [u32; 4] {
     r
 }
 
-/// Doubles `m` (element `j` of lane `l` at row position `l·N + j`) from single elements to
-/// `m[j] = ⊕ of s elements from j` for the largest power of two `s ≤ min(k, 16 N)` (`STEPS`
-/// steps when not 0, see [`doubling_rows`]), and returns `s`. All 32 lanes must call it with the
+/// The lane's `N` elements of the packed words, `E::PER_REG` to a register (`N / PER_REG`
+/// registers): one element zero-extended per register, or two in the 16-bit lanes of one
+/// (u8: one `prmt` per register; u16: the words as they are).
+#[allow(unconditional_panic)]
+#[inline(always)]
+fn unpack<E: LaneExtremum, const N: usize>(words: &[u32; 4]) -> [u32; N] {
+    let mut m = [0u32; N];
+    if E::PER_REG == 2 && E::T::SIZE == 1 {
+        crate::unroll!(N, |q| {
+            if q < N / 2 {
+                m[q] = byte_perm(words[q / 2], 0, if q.is_multiple_of(2) { 0x4140 } else { 0x4342 });
+            }
+        });
+    } else if E::PER_REG == 2 {
+        crate::unroll!(N, |q| {
+            if q < N / 2 {
+                m[q] = words[q];
+            }
+        });
+    } else {
+        crate::unroll!(N, |j| {
+            m[j] = E::T::lane(words, j).bits();
+        });
+    }
+    m
+}
+
+/// The inverse of [`unpack`]: `V` packed words of the lane's `N` elements.
+#[allow(unconditional_panic)]
+#[inline(always)]
+fn repack<E: LaneExtremum, const N: usize, const V: usize>(m: &[u32; N]) -> [u32; 4] {
+    let mut v = [0u32; 4];
+    crate::unroll!(V, |j| {
+        v[j] = if E::PER_REG == 2 && E::T::SIZE == 1 {
+            byte_perm(m[2 * j], m[2 * j + 1], 0x6420)
+        } else if E::PER_REG == 2 {
+            m[j]
+        } else {
+            pack::<E::T>(&m[j * (N / V)..])
+        };
+    });
+    v
+}
+
+/// Doubles `m` (the lane's `N` elements, [`unpack`]ed: element `j` of lane `l` at row position
+/// `l·N + j`) from single elements to `⊕ of s elements from j` for the largest power of two
+/// `s ≤ min(k, 16 N)` (`STEPS` steps when not 0, see [`doubling_rows`]), and returns `s`. A
+/// step of `d` elements joins each register with the one `d / PER_REG` further on (past the
+/// lane's end: the next lanes' by `shfl.sync`); with two elements per register the one-element
+/// step first funnels each register with the next (`prmt`). All 32 lanes must call it with the
 /// same `k`.
+#[allow(unconditional_panic)]
 #[inline(always)]
 fn double<E: LaneExtremum, const N: usize, const STEPS: usize>(m: &mut [u32; N], k: u32) -> u32 {
+    let regs = N / E::PER_REG;
     let mut s = 1;
     // Steps of 1, 2, …, 8 N elements (the doubling rows take k ≤ 16 N).
     crate::unroll!(12, |step| {
@@ -547,20 +616,34 @@ fn double<E: LaneExtremum, const N: usize, const STEPS: usize>(m: &mut [u32; N],
             step < STEPS
         };
         if take {
-            if d < N {
-                let mut next = [0u32; N];
-                crate::unroll!(N, |j| {
-                    if j < d {
-                        next[j] = shfl_down_u32(m[j], 1);
+            if d < E::PER_REG {
+                // One element: each register's high lane and the next register's low lane.
+                let next = shfl_down_u32(m[0], 1);
+                crate::unroll!(N, |q| {
+                    if q < regs {
+                        let far = funnel16(m[q], if q + 1 < regs { m[q + 1] } else { next });
+                        m[q] = E::op_pairs(m[q], far);
                     }
                 });
-                crate::unroll!(N, |j| {
-                    let far = if j + d < N { m[j + d] } else { next[j + d - N] };
-                    m[j] = E::op_bits(m[j], far);
+            } else if d < N {
+                let r = d / E::PER_REG;
+                let mut next = [0u32; N];
+                crate::unroll!(N, |q| {
+                    if q < r {
+                        next[q] = shfl_down_u32(m[q], 1);
+                    }
+                });
+                crate::unroll!(N, |q| {
+                    if q < regs {
+                        let far = if q + r < regs { m[q + r] } else { next[q + r - regs] };
+                        m[q] = E::op_pairs(m[q], far);
+                    }
                 });
             } else {
-                crate::unroll!(N, |j| {
-                    m[j] = E::op_bits(m[j], shfl_down_u32(m[j], (d / N) as u32));
+                crate::unroll!(N, |q| {
+                    if q < regs {
+                        m[q] = E::op_pairs(m[q], shfl_down_u32(m[q], (d / N) as u32));
+                    }
                 });
             }
             s = 2 * d as u32;
