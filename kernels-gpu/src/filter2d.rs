@@ -419,16 +419,15 @@ fn tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> (u64, i32, i32) {
 }
 
 /// The `(plane, first row, first column)` of this *warp*'s `bw × bh` tile, tiles numbered warp by
-/// warp over the grid (columns fastest, then rows, then planes: `a.tiles`, which the host built
-/// for `bw × bh` tiles, with fewer than 2^32 warps per launch); `None` past the last tile. The
-/// dividers take the place of two integer divisions (about 60 instructions of a word-tile
-/// warp's prologue).
+/// warp over the grid (columns fastest, then rows, then planes); `None` past the last tile.
 #[inline(always)]
 fn warp_tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> Option<(u64, i32, i32)> {
-    let t = block_idx() * (ROW_VECTOR_THREADS / 32) + warp_idx();
-    let (rest, bx) = a.tiles.across.divrem(t);
-    let (plane, by) = a.tiles.down.divrem(rest);
-    ((plane as u64) < a.planes).then_some((plane as u64, (by * bh) as i32, (bx * bw) as i32))
+    let gx = a.w.div_ceil(bw) as u64;
+    let gy = a.h.div_ceil(bh) as u64;
+    let t = block_idx() as u64 * (ROW_VECTOR_THREADS / 32) as u64 + warp_idx() as u64;
+    let (bx, rest) = (t % gx, t / gx);
+    let (by, plane) = (rest % gy, rest / gy);
+    (plane < a.planes).then_some((plane, (by * bh as u64) as i32, (bx * bw as u64) as i32))
 }
 
 /// The one output `(plane, row, col)` of this thread in a grid of 32 × 8-output blocks (warps on
