@@ -23,31 +23,28 @@ pub fn sass_runs_on(cc: (i32, i32)) -> bool {
     !SASS.is_empty() && arch_runs_on(SASS_ARCH, cc)
 }
 
+/// The `XY` of an `sm_XY` architecture name (an `a`/`f` suffix allowed), `None` for anything else.
+fn arch_number(arch: &str) -> Option<i32> {
+    let digits: String = arch
+        .strip_prefix("sm_")?
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
 /// Whether PTX compiled for `arch` (`sm_XY`) can be JIT-compiled for a device of compute
 /// capability `cc`: PTX runs on its own architecture and every later one. An sm_90 build
 /// (`GPUPRIMS_CUDA_ARCH=sm_90`, whose kernels use Hopper's packed 16-bit max/min) does not load
 /// on an older device.
 pub fn ptx_runs_on(arch: &str, cc: (i32, i32)) -> bool {
-    let digits: String = arch
-        .strip_prefix("sm_")
-        .unwrap_or("")
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    digits.parse::<i32>().is_ok_and(|v| cc.0 * 10 + cc.1 >= v)
+    arch_number(arch).is_some_and(|v| cc.0 * 10 + cc.1 >= v)
 }
 
 /// Whether SASS built for `arch` (`sm_XY`, an `a`/`f` suffix allowed) runs on a device of compute
 /// capability `cc`: SASS runs on its own major version at an equal or higher minor one.
 pub fn arch_runs_on(arch: &str, cc: (i32, i32)) -> bool {
-    let Some(digits) = arch.strip_prefix("sm_") else {
-        return false;
-    };
-    let digits: String = digits.chars().take_while(char::is_ascii_digit).collect();
-    let Ok(v) = digits.parse::<i32>() else {
-        return false;
-    };
-    cc.0 == v / 10 && cc.1 >= v % 10
+    arch_number(arch).is_some_and(|v| cc.0 == v / 10 && cc.1 >= v % 10)
 }
 
 /// Names of the `.entry` functions in a PTX text.

@@ -28,25 +28,37 @@ fn expect_in(names: &[&str], needle: &str) -> Result<(), Failed> {
     Ok(())
 }
 
+/// `f(arch, cc) == want` for every `(arch, cc, want)` case; `name` is `f`'s, for the message.
+fn expect_arch_cases(
+    name: &str,
+    f: fn(&str, (i32, i32)) -> bool,
+    cases: &[(&str, (i32, i32), bool)],
+) -> Result<(), Failed> {
+    for &(arch, cc, want) in cases {
+        if f(arch, cc) != want {
+            return Err(format!("{name}({arch:?}, {cc:?}) should be {want}").into());
+        }
+    }
+    Ok(())
+}
+
 pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("ptx::ptx_runs_on_its_architecture_and_later", || {
-            let cases = [
-                ("sm_70", (7, 0), true),
-                ("sm_70", (9, 0), true),
-                ("sm_90", (9, 0), true),
-                ("sm_90", (10, 0), true),
-                ("sm_90", (8, 9), false),
-                ("sm_86", (8, 0), false),
-                ("", (9, 0), false),
-                ("compute_90", (9, 0), false),
-            ];
-            for (arch, cc, want) in cases {
-                if ptx_runs_on(arch, cc) != want {
-                    return Err(format!("ptx_runs_on({arch:?}, {cc:?}) should be {want}").into());
-                }
-            }
-            Ok(())
+            expect_arch_cases(
+                "ptx_runs_on",
+                ptx_runs_on,
+                &[
+                    ("sm_70", (7, 0), true),
+                    ("sm_70", (9, 0), true),
+                    ("sm_90", (9, 0), true),
+                    ("sm_90", (10, 0), true),
+                    ("sm_90", (8, 9), false),
+                    ("sm_86", (8, 0), false),
+                    ("", (9, 0), false),
+                    ("compute_90", (9, 0), false),
+                ],
+            )
         }),
         Trial::test("ptx::packed_16_bit_extrema_follow_the_architecture", || {
             // sm_90 builds compute the u8/u16 extrema of the word tile and the van Herk row pass
@@ -71,21 +83,20 @@ pub fn trials() -> Vec<Trial> {
             Ok(())
         }),
         Trial::test("ptx::sass_runs_on_its_major_at_equal_or_higher_minor", || {
-            let cases = [
-                ("sm_90", (9, 0), true),
-                ("sm_86", (8, 9), true),
-                ("sm_86", (8, 0), false),
-                ("sm_90", (10, 0), false),
-                ("sm_80", (9, 0), false),
-                ("sm_90a", (9, 0), true),
-                ("", (9, 0), false),
-                ("compute_90", (9, 0), false),
-            ];
-            for (arch, cc, want) in cases {
-                if arch_runs_on(arch, cc) != want {
-                    return Err(format!("arch_runs_on({arch:?}, {cc:?}) should be {want}").into());
-                }
-            }
+            expect_arch_cases(
+                "arch_runs_on",
+                arch_runs_on,
+                &[
+                    ("sm_90", (9, 0), true),
+                    ("sm_86", (8, 9), true),
+                    ("sm_86", (8, 0), false),
+                    ("sm_90", (10, 0), false),
+                    ("sm_80", (9, 0), false),
+                    ("sm_90a", (9, 0), true),
+                    ("", (9, 0), false),
+                    ("compute_90", (9, 0), false),
+                ],
+            )?;
             // The embedded cubin, when the build asked for one, is an ELF image.
             if SASS_ARCH.is_empty() != SASS.is_empty() || (!SASS.is_empty() && !SASS.starts_with(b"\x7fELF")) {
                 return Err(format!("SASS_ARCH {SASS_ARCH:?} with {} bytes of SASS", SASS.len()).into());

@@ -49,29 +49,26 @@ pub fn dp4a_us(a: u32, b: u32, c: u32) -> u32 {
     r
 }
 
-/// `max.u16x2` / `min.u16x2`: the unsigned max/min of each 16-bit lane of two words, one
-/// `VIMNMX.U16x2` (PTX ISA 8.0, native from sm_90; the build's `GPUPRIMS_CUDA_ARCH=sm_90`).
-#[cfg(target_feature = "sm_90")]
-#[inline(always)]
-pub fn max_u16x2(a: u32, b: u32) -> u32 {
-    let r: u32;
-    // SAFETY: register-only instruction (sm_90 and later).
-    unsafe {
-        asm!("max.u16x2 {r}, {a}, {b};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
-             options(pure, nomem, nostack));
-    }
-    r
+macro_rules! packed_u16x2 {
+    ($($name:ident, $op:literal, $doc:literal;)*) => {$(
+        #[doc = $doc]
+        /// One `VIMNMX.U16x2` (PTX ISA 8.0, native from sm_90: the build's
+        /// `GPUPRIMS_CUDA_ARCH=sm_90`).
+        #[cfg(target_feature = "sm_90")]
+        #[inline(always)]
+        pub fn $name(a: u32, b: u32) -> u32 {
+            let r: u32;
+            // SAFETY: register-only instruction (sm_90 and later).
+            unsafe {
+                asm!(concat!($op, ".u16x2 {r}, {a}, {b};"), r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
+                     options(pure, nomem, nostack));
+            }
+            r
+        }
+    )*};
 }
 
-/// See [`max_u16x2`].
-#[cfg(target_feature = "sm_90")]
-#[inline(always)]
-pub fn min_u16x2(a: u32, b: u32) -> u32 {
-    let r: u32;
-    // SAFETY: register-only instruction (sm_90 and later).
-    unsafe {
-        asm!("min.u16x2 {r}, {a}, {b};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b,
-             options(pure, nomem, nostack));
-    }
-    r
+packed_u16x2! {
+    max_u16x2, "max", "`max.u16x2`: the unsigned max of each 16-bit lane of two words.";
+    min_u16x2, "min", "`min.u16x2`: the unsigned min of each 16-bit lane of two words.";
 }
