@@ -186,7 +186,7 @@ fn parameter_errors() -> Result<(), Failed> {
 /// The kernels' magic-number division equals `/` and `%` for divisors and dividends across the
 /// whole `u32` range (edges included).
 fn fast_division() -> Result<(), Failed> {
-    use gpuprims::abi::pool::FastDiv;
+    use gpuprims::abi::FastDiv;
     use rand::Rng;
     let mut r = crate::common::rng(11);
     let mut divisors: Vec<u32> = (1..=300)

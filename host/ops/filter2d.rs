@@ -499,6 +499,7 @@ fn args<T: Filter2dElement>(
         shift: 0,
         vector_rows: 0,
         prefetch_rows: 0,
+        tiles: WarpTiles::new(1, 1),
         cval: T::from_f64(v),
     }
 }
@@ -578,24 +579,26 @@ fn tile_launch<T: Filter2dElement>(
 /// needs a long strip to keep its `K` row loads in flight), halved (down to 8) only while the grid
 /// has fewer than 3 blocks per SM (about one wave at the kernel's occupancy); 16-byte rows when
 /// the width is a whole number of vectors (`enqueue` also checks the buffers' alignment).
-fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<(LaunchConfig, u32, u32)> {
+fn row_vector_launch<T: Filter2dElement>(gpu: &Gpu, s: Filter2dShape) -> Result<(LaunchConfig, WarpTiles, u32, u32)> {
     let lanes = 16 / size_of::<T>();
     // A tile is one warp's 32 vectors of a strip (the kernel's `warp_tile_origin`).
-    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * lanes), 64);
+    let across = s.w.div_ceil(32 * lanes);
+    let strip = warp_strip(gpu, s, across, 64);
     let vector_rows = s.w.is_multiple_of(lanes) as u32;
-    Ok((warp_tile_grid(tiles, "row-vector")?, strip as u32, vector_rows))
+    let (c, tiles) = warp_tile_grid(s, across, strip, "row-vector")?;
+    Ok((c, tiles, strip as u32, vector_rows))
 }
 
 /// Rows per warp tile for `columns` warp tiles across a plane: `longest`, halved (down to 8)
-/// while the grid would hold fewer than three blocks of warps per SM. Returns `(strip, tiles)`.
-fn warp_strips(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> (usize, u64) {
+/// while the grid would hold fewer than three blocks of warps per SM.
+fn warp_strip(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> usize {
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
     let target = 3 * gpu.props().sm_count as usize * warps_per_block;
     let mut strip = longest;
     while strip > 8 && columns * s.h.div_ceil(strip) * s.planes < target {
         strip /= 2;
     }
-    (strip, (columns * s.h.div_ceil(strip) * s.planes) as u64)
+    strip
 }
 
 /// The word-stream van Herk column pass for a window of `k` rows: one warp per 128 bytes of
@@ -605,30 +608,43 @@ fn warp_strips(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> (
 /// that row: on the H100, 31-row strips took the 31 × 31 dilation from 169.3 to 162.9 µs and
 /// 30-row strips the 15 × 15 from 154.4 to 149.4 µs. Short strips make many waves, which the block
 /// scheduler balances across SMs that run at different speeds (docs/PERFORMANCE.md). Returns
-/// the pass's `(kernel, launch, strip, vector_rows)`.
+/// the pass's `(kernel, launch, tiles, strip, vector_rows)`.
 fn van_herk_col_words_pass(
     gpu: &Gpu,
     s: Filter2dShape,
     k: usize,
     size: usize,
-) -> Result<(MorphKernel, LaunchConfig, u32, u32)> {
+) -> Result<(MorphKernel, LaunchConfig, WarpTiles, u32, u32)> {
     let per = 4 / size;
-    let (strip, tiles) = warp_strips(gpu, s, s.w.div_ceil(32 * per), (k * 30usize.div_ceil(k)).min(512));
-    let mut c = warp_tile_grid(tiles, "van-herk")?;
+    let across = s.w.div_ceil(32 * per);
+    let strip = warp_strip(gpu, s, across, (k * 30usize.div_ceil(k)).min(512));
+    let (mut c, tiles) = warp_tile_grid(s, across, strip, "van-herk")?;
     c.shared_mem_bytes = van_herk_words_smem(k as u32) as u32;
     let vector = s.w.is_multiple_of(per) as u32;
-    Ok((MorphKernel::VanHerkColWords, c, strip as u32, vector))
+    Ok((MorphKernel::VanHerkColWords, c, tiles, strip as u32, vector))
 }
 
-/// The launch of a kernel whose tiles are warps (`warp_tile_origin`): `tiles` warps in blocks of
-/// `ROW_VECTOR_THREADS`.
-fn warp_tile_grid(tiles: u64, what: &'static str) -> Result<LaunchConfig> {
+/// The launch of a kernel whose tiles are warps (`warp_tile_origin`), `across` tiles of `rows`
+/// rows across each plane: one warp per tile in blocks of `ROW_VECTOR_THREADS`, and the dividers
+/// the kernel splits its warp index with (`Filter2dArgs::tiles`). At most 2^32 − 1 warps.
+fn warp_tile_grid(
+    s: Filter2dShape,
+    across: usize,
+    rows: usize,
+    what: &'static str,
+) -> Result<(LaunchConfig, WarpTiles)> {
+    let down = s.h.div_ceil(rows);
+    let warps = across as u64 * down as u64 * s.planes as u64;
+    let fits = |n: usize| u32::try_from(n).ok();
+    let (Some(a), Some(d), true) = (fits(across), fits(down), warps <= u32::MAX as u64) else {
+        return Err(Error::Unsupported {
+            variant: what,
+            reason: format!("{warps} warp tiles exceed 2^32 − 1; split the batch of planes"),
+        });
+    };
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as u64;
-    Ok(cfg(
-        blocks(tiles.div_ceil(warps_per_block), what)?,
-        ROW_VECTOR_THREADS,
-        0,
-    ))
+    let c = cfg(blocks(warps.div_ceil(warps_per_block), what)?, ROW_VECTOR_THREADS, 0);
+    Ok((c, WarpTiles::new(a, d)))
 }
 
 /// The one stage of a word-tile plan of kernel `inst`: one warp per `word_tile_cols(words) ×
@@ -653,13 +669,14 @@ fn word_tile_stage<T: Filter2dElement>(
     let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
     let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
     let rows = WordTile::ROWS[inst as usize] as usize;
-    let tiles = (s.w.div_ceil(cols) * s.h.div_ceil(rows) * s.planes) as u64;
+    let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = s.w.is_multiple_of(4) as u32;
     a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows)?;
+    a.tiles = tiles;
     Ok(Stage {
         func: func.clone(),
-        cfg: warp_tile_grid(tiles, "word-tile")?,
+        cfg: c,
         args: a,
         from: Buf::Input,
         to: Buf::Output,
@@ -951,10 +968,11 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         });
                     }
                 };
-                let (c, strip, vector_rows) = row_vector_launch::<T>(gpu, s)?;
+                let (c, tiles, strip, vector_rows) = row_vector_launch::<T>(gpu, s)?;
                 let mut a = base;
                 a.strip = strip;
                 a.vector_rows = vector_rows;
+                a.tiles = tiles;
                 vec![Stage {
                     func: f(k),
                     cfg: c,
@@ -980,11 +998,12 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;
-                let mut passes: Vec<(CudaFunction, LaunchConfig, u32, u32)> = Vec::new();
+                let no_tiles = WarpTiles::new(1, 1);
+                let mut passes: Vec<(CudaFunction, LaunchConfig, WarpTiles, u32, u32)> = Vec::new();
                 if kh > 1 || kw == 1 {
                     passes.push(if vh && kh as u32 <= VAN_HERK_WORDS_MAX {
-                        let (kernel, c, strip, vector) = van_herk_col_words_pass(gpu, s, kh, size as usize)?;
-                        (f(kernel), c, strip, vector)
+                        let (kernel, c, tiles, strip, vector) = van_herk_col_words_pass(gpu, s, kh, size as usize)?;
+                        (f(kernel), c, tiles, strip, vector)
                     } else if vh && kh > 1 {
                         let rows =
                             van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
@@ -995,11 +1014,18 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let rows = rows.min((s.h as u32).div_ceil(8) * 8);
                         let smem = 2 * (rows + kh as u32 - 1) as u64 * VAN_HERK_COLS as u64 * size as u64;
                         let grid = tiles(s, VAN_HERK_COLS as usize, rows as usize, v.name())?;
-                        (f(MorphKernel::VanHerkCols), cfg(grid, BLOCK_THREADS, smem), rows, 0)
+                        (
+                            f(MorphKernel::VanHerkCols),
+                            cfg(grid, BLOCK_THREADS, smem),
+                            no_tiles,
+                            rows,
+                            0,
+                        )
                     } else {
                         (
                             f(MorphKernel::PassCols),
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
+                            no_tiles,
                             0,
                             0,
                         )
@@ -1008,11 +1034,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 if kw > 1 {
                     let doubling = doubling_row_kernel(kernels, fs, ext, size, kw as u32, anchor.1 as u32);
                     passes.push(if let (true, Some((kernel, lanes, outs))) = (vh, doubling) {
-                        let tiles =
-                            (s.w.div_ceil(outs as usize) * s.h.div_ceil(DOUBLING_ROWS as usize) * s.planes) as u64;
-                        let c = warp_tile_grid(tiles, v.name())?;
+                        let (c, warps) =
+                            warp_tile_grid(s, s.w.div_ceil(outs as usize), DOUBLING_ROWS as usize, v.name())?;
                         let vector = s.w.is_multiple_of(lanes as usize) as u32;
-                        (kernel, c, outs, vector)
+                        (kernel, c, warps, outs, vector)
                     } else if vh {
                         let tile =
                             van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
@@ -1023,11 +1048,18 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let tile = tile.min((s.w as u32).div_ceil(BLOCK_THREADS) * BLOCK_THREADS);
                         let smem = 2 * (tile + kw as u32 - 1) as u64 * size as u64;
                         let grid = blocks((s.w.div_ceil(tile as usize) * s.h * s.planes) as u64, v.name())?;
-                        (f(MorphKernel::VanHerkRows), cfg(grid, BLOCK_THREADS, smem), tile, 0)
+                        (
+                            f(MorphKernel::VanHerkRows),
+                            cfg(grid, BLOCK_THREADS, smem),
+                            no_tiles,
+                            tile,
+                            0,
+                        )
                     } else {
                         (
                             f(MorphKernel::PassRows),
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
+                            no_tiles,
                             0,
                             0,
                         )
@@ -1037,10 +1069,11 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 passes
                     .into_iter()
                     .enumerate()
-                    .map(|(i, (func, c, strip, vector_rows))| {
+                    .map(|(i, (func, c, warps, strip, vector_rows))| {
                         let mut a = base;
                         a.strip = strip;
                         a.vector_rows = vector_rows;
+                        a.tiles = warps;
                         Stage {
                             func,
                             cfg: c,
@@ -1270,10 +1303,11 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
         return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
     }
     if v == Filter2dVariant::RowVector {
-        let (c, strip, vector_rows) = row_vector_launch::<I>(gpu, s)?;
+        let (c, tiles, strip, vector_rows) = row_vector_launch::<I>(gpu, s)?;
         let mut a = args::<I>(s, (3, 3), (1, 1), border);
         a.strip = strip;
         a.vector_rows = vector_rows;
+        a.tiles = tiles;
         let stage = Stage {
             func: fixed.clone(),
             cfg: c,

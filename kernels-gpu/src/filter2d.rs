@@ -419,15 +419,16 @@ fn tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> (u64, i32, i32) {
 }
 
 /// The `(plane, first row, first column)` of this *warp*'s `bw × bh` tile, tiles numbered warp by
-/// warp over the grid (columns fastest, then rows, then planes); `None` past the last tile.
+/// warp over the grid (columns fastest, then rows, then planes: `a.tiles`, which the host built
+/// for `bw × bh` tiles, with fewer than 2^32 warps per launch); `None` past the last tile. The
+/// dividers take the place of two integer divisions (about 60 instructions of a word-tile
+/// warp's prologue).
 #[inline(always)]
 fn warp_tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> Option<(u64, i32, i32)> {
-    let gx = a.w.div_ceil(bw) as u64;
-    let gy = a.h.div_ceil(bh) as u64;
-    let t = block_idx() as u64 * (ROW_VECTOR_THREADS / 32) as u64 + warp_idx() as u64;
-    let (bx, rest) = (t % gx, t / gx);
-    let (by, plane) = (rest % gy, rest / gy);
-    (plane < a.planes).then_some((plane, (by * bh as u64) as i32, (bx * bw as u64) as i32))
+    let t = block_idx() * (ROW_VECTOR_THREADS / 32) + warp_idx();
+    let (rest, bx) = a.tiles.across.divrem(t);
+    let (plane, by) = a.tiles.down.divrem(rest);
+    ((plane as u64) < a.planes).then_some((plane as u64, (by * bh) as i32, (bx * bw) as i32))
 }
 
 /// The one output `(plane, row, col)` of this thread in a grid of 32 × 8-output blocks (warps on
@@ -1215,6 +1216,21 @@ macro_rules! entry {
     };
 }
 
+/// Blocks per SM the word van Herk column pass of instance `$inst` is bounded to: 7 (73
+/// registers). f32's NaN-propagating max/min (two compares and a select) needs one register more
+/// than that: ptxas spilled 4 bytes at 7, so the f32 passes take 6.
+macro_rules! col_words_min_blocks {
+    (max_f32) => {
+        6
+    };
+    (min_f32) => {
+        6
+    };
+    ($inst:ident) => {
+        7
+    };
+}
+
 macro_rules! morph_entries {
     ($($inst:ident => $t:ty, $fold:ident, $lanes:literal;)*) => {$(
         pub mod $inst {
@@ -1237,10 +1253,11 @@ macro_rules! morph_entries {
             entry!($crate::morph_kernel_name!($inst, "row_vector5"), row_vector5, $t, $t, super::row_vector::<F, $lanes, 5>);
             entry!($crate::morph_kernel_name!($inst, "van_herk_col_words"), van_herk_col_words, $t, $t, super::van_herk_col_words::<F>);
             entry!($crate::morph_kernel_name!($inst, "doubling_rows"), doubling_rows, $t, $t, super::doubling_rows::<F, $lanes, 4, { DOUBLING_AHEAD as usize }, 0>);
-            // Occupancy for latency hiding: at least 7 (column pass) and 4 (row pass, 16 bytes
-            // per lane) blocks of 4 warps per SM, so ptxas keeps them within 73 and 128
-            // registers. u8 rows take the 8-byte passes of `doubling_u8` (docs/PERFORMANCE.md).
-            $crate::launch_bounds!($crate::morph_kernel_name!($inst, "van_herk_col_words"), 128, 7);
+            // Occupancy for latency hiding: at least 7 (column pass; f32 6, see
+            // `col_words_min_blocks!`) and 4 (row pass, 16 bytes per lane) blocks of 4 warps per
+            // SM, so ptxas keeps them within 73 (80) and 128 registers. u8 rows take the 8-byte
+            // passes of `doubling_u8` (docs/PERFORMANCE.md).
+            $crate::launch_bounds!($crate::morph_kernel_name!($inst, "van_herk_col_words"), 128, col_words_min_blocks!($inst));
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows"), 128, 4);
         }
     )*};

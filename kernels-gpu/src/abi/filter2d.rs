@@ -33,8 +33,32 @@ pub struct Filter2dArgs<T> {
     /// Word tile: rows below its own tile whose tile a warp asks L2 for as it starts (about half
     /// a wave of warps ahead, so the next wave's loads hit L2); 0: none. Unused by the others.
     pub prefetch_rows: u32,
+    /// The kernels whose tiles are warps (`warp_tile_origin`): dividers by the warp tiles across
+    /// a plane and down it, which split a warp's index into its tile in a multiply-high and a
+    /// shift each. Unused by the others.
+    pub tiles: WarpTiles,
     /// The value outside the plane in the constant mode.
     pub cval: T,
+}
+
+/// Warp tiles of a plane: `across` divides by the tiles across a row of tiles, `down` by the
+/// rows of tiles. Warp `t` of a launch takes tile `t mod across` of row of tiles
+/// `(t / across) mod down` of plane `t / (across · down)`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpTiles {
+    pub across: super::FastDiv,
+    pub down: super::FastDiv,
+}
+
+impl WarpTiles {
+    /// `across × down` tiles per plane.
+    pub const fn new(across: u32, down: u32) -> WarpTiles {
+        WarpTiles {
+            across: super::FastDiv::new(across),
+            down: super::FastDiv::new(down),
+        }
+    }
 }
 
 /// An element of the morphology kernels: its extremes (the identity of max and min) and the

@@ -13,6 +13,40 @@ pub mod probe;
 pub mod reduce;
 pub mod window;
 
+/// Division of `u32`s by an invariant divisor `d ≥ 1` with one multiply-high, an add and a shift
+/// (Granlund–Montgomery): `q = (mulhi(m, n) + n) >> s` with `s = ⌈log₂ d⌉` and
+/// `m = ⌊2^32 (2^s − d) / d⌋ + 1`, exact for every `n < 2^32` when the add is done in 33 bits.
+/// The host builds it; kernels split a thread or warp index into coordinates with it instead of the
+/// ~60-instruction emulated integer division.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FastDiv {
+    pub d: u32,
+    pub m: u32,
+    pub s: u32,
+}
+
+impl FastDiv {
+    /// The divider for `d` (`d = 0` is treated as 1).
+    pub const fn new(d: u32) -> FastDiv {
+        let d = if d == 0 { 1 } else { d };
+        let mut s = 0;
+        while s < 32 && (1u64 << s) < d as u64 {
+            s += 1;
+        }
+        let m = ((1u64 << 32) * ((1u64 << s) - d as u64)) / d as u64 + 1;
+        FastDiv { d, m: m as u32, s }
+    }
+
+    /// `(n / d, n % d)`.
+    #[inline(always)]
+    pub const fn divrem(&self, n: u32) -> (u32, u32) {
+        let t = ((self.m as u64 * n as u64) >> 32) + n as u64;
+        let q = (t >> self.s) as u32;
+        (q, n - q * self.d)
+    }
+}
+
 /// Prefix of every exported kernel symbol.
 #[macro_export]
 macro_rules! kernel_prefix {

@@ -42,7 +42,7 @@ macro_rules! unroll {
 /// (the build fails if the symbol names no entry). `tests/ptx.rs` checks the directives are there.
 #[macro_export]
 macro_rules! launch_bounds {
-    ($symbol:expr, $threads:literal, $min_blocks:literal) => {
+    ($symbol:expr, $threads:literal, $min_blocks:expr) => {
         core::arch::global_asm!(concat!(
             "// gpuprims:launch_bounds ",
             $symbol,
