@@ -431,6 +431,18 @@ fn warp_tile_origin<T>(a: &Args<T>, bw: u32, bh: u32) -> Option<(u64, i32, i32)>
     ((plane as u64) < a.planes).then_some((plane as u64, (by * bh) as i32, (bx * bw) as i32))
 }
 
+/// [`warp_tile_origin`] by two integer divisions by the tile counts instead of `a.tiles` (for
+/// the kernels where that measured faster: [`WordFilter::DIVIDED_ORIGIN`]).
+#[inline(always)]
+fn warp_tile_origin_divided<T>(a: &Args<T>, bw: u32, bh: u32) -> Option<(u64, i32, i32)> {
+    let gx = a.w.div_ceil(bw) as u64;
+    let gy = a.h.div_ceil(bh) as u64;
+    let t = block_idx() as u64 * (ROW_VECTOR_THREADS / 32) as u64 + warp_idx() as u64;
+    let (bx, rest) = (t % gx, t / gx);
+    let (by, plane) = (rest % gy, rest / gy);
+    (plane < a.planes).then_some((plane, (by * bh as u64) as i32, (bx * bw as u64) as i32))
+}
+
 /// The one output `(plane, row, col)` of this thread in a grid of 32 × 8-output blocks (warps on
 /// rows, lanes on columns); `None` past the plane's edge.
 #[inline(always)]
