@@ -1,7 +1,8 @@
 //! GPU trials of the 2D filters: every morphology rung (Auto included) × {u8, u16, f32} × dilate
 //! and erode over windows {1×1, 3×3, 5×5, 7×7, 1×9, 9×1, 2×4, 31×31, 60×90} × shapes {1×1, 1×37,
-//! 41×1, 37×53, 8192×3, 3×4160, a 2×3×19×70 batch, 67×160} × every border, layouts rotating
-//! through contiguous, transposed view and device array, values bit for bit (NaNs in f32 inputs);
+//! 41×1, 37×53, 8192×3, 3×4160, a 2×3×19×70 batch, 67×160, 40×256, a 2×13×528 batch} × every
+//! border, layouts rotating through contiguous, transposed view and device array, values bit for
+//! bit (NaNs in f32 inputs);
 //! van Herk and Auto on long windows (up to 97 rows, 300 columns: each row pass) over images
 //! several warps wide and several strips tall;
 //! the linear rungs (Gaussian 3×3, Sobel, correlate2d) and the separable Gaussian against the
@@ -44,7 +45,7 @@ el! {
     f32: "f32", |r: &mut ChaCha8Rng| r.random_range(-100.0f32..100.0), Some(f32::NAN);
 }
 
-const SHAPES: [&[usize]; 9] = [
+const SHAPES: [&[usize]; 10] = [
     &[1, 1],
     &[1, 37],
     &[41, 1],
@@ -54,6 +55,9 @@ const SHAPES: [&[usize]; 9] = [
     &[2, 3, 19, 70],
     &[67, 160],
     &[40, 256],
+    // The word tile's paths in one plane: a warp of whole columns (512) and a partial one,
+    // strips of rows inside the plane and border-mapped strips at its top and bottom.
+    &[2, 13, 528],
 ];
 const WINDOWS: [(usize, usize); 9] = [
     (1, 1),

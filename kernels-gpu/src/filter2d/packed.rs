@@ -17,8 +17,10 @@ pub trait WordFilter<const K: usize>: Sized {
     /// Words of output per word of input (the output element's size).
     const OUT_WORDS: usize;
     /// Output rows `0..R` of a lane's `P` words (`P · OUT_WORDS` words each, packed as the
-    /// output lies in memory) from its `R + K − 1` rows of words and the words beside them.
-    fn tile<const P: usize, const R: usize>(rows: &TileRows<P>) -> [[u32; 8]; OUT_ROWS_CAP];
+    /// output lies in memory) from its `R + K − 1` rows of words and the words beside them,
+    /// each handed to `emit(i, row)` as soon as it is known (its store then frees its registers
+    /// while the later rows are filtered).
+    fn tile<const P: usize, const R: usize>(rows: &TileRows<P>, emit: impl FnMut(usize, &[u32; 8]));
     /// Whether the warp splits its index into its tile with two integer divisions
     /// ([`warp_tile_origin_divided`]) rather than the host-built dividers. Measured per filter:
     /// with the dividers ptxas gives the axis-1 Sobel tile 83 registers instead of 96 and a body
@@ -163,7 +165,7 @@ impl<E: LaneOp, const K: usize> WordFilter<K> for E {
     const OUT_WORDS: usize = 1;
     #[allow(unconditional_panic)]
     #[inline(always)]
-    fn tile<const P: usize, const R: usize>(rows: &TileRows<P>) -> [[u32; 8]; OUT_ROWS_CAP] {
+    fn tile<const P: usize, const R: usize>(rows: &TileRows<P>, mut emit: impl FnMut(usize, &[u32; 8])) {
         // Lane words 2q and 2q + 1: the even and odd pixels of word q; 2P and 2P + 1: those of
         // the side word.
         const LANE_WORDS_CAP: usize = 10;
@@ -184,9 +186,9 @@ impl<E: LaneOp, const K: usize> WordFilter<K> for E {
                 down[c] = sliding_lanes::<E, K, R>(&v);
             }
         });
-        let mut out = [[0u32; 8]; OUT_ROWS_CAP];
         crate::unroll!(OUT_ROWS_CAP, |i| {
             if i < R {
+                let mut out = [0u32; 8];
                 let (side_even, side_odd) = (down[2 * P][i], down[2 * P + 1][i]);
                 crate::unroll!(P, |q| {
                     let (even, odd) = (down[2 * q][i], down[2 * q + 1][i]);
@@ -215,11 +217,11 @@ impl<E: LaneOp, const K: usize> WordFilter<K> for E {
                             E::lanes(core, funnel16(odd, odd_next)),
                         ]
                     };
-                    out[i][q] = byte_perm(e, o, 0x6240);
+                    out[q] = byte_perm(e, o, 0x6240);
                 });
+                emit(i, &out);
             }
         });
-        out
     }
 }
 
@@ -241,7 +243,7 @@ pub trait AcrossDown {
 
 /// Every row position's `P` words across, then every output row down.
 #[inline(always)]
-fn across_then_down<F: AcrossDown, const P: usize, const R: usize>(rows: &TileRows<P>) -> [[u32; 8]; OUT_ROWS_CAP] {
+fn across_then_down<F: AcrossDown, const P: usize, const R: usize>(rows: &TileRows<P>, mut emit: impl FnMut(usize, &[u32; 8])) {
     let across = |j: usize| -> [F::Mid; P] {
         core::array::from_fn(|q| {
             let l = if q == 0 { rows.left[j] } else { rows.own[j][q - 1] };
@@ -255,20 +257,20 @@ fn across_then_down<F: AcrossDown, const P: usize, const R: usize>(rows: &TileRo
             mid[j] = across(j);
         }
     });
-    let mut out = [[0u32; 8]; OUT_ROWS_CAP];
     crate::unroll!(OUT_ROWS_CAP, |i| {
         if i < R {
+            let mut out = [0u32; 8];
             crate::unroll!(P, |q| {
                 let o = F::down([mid[i][q], mid[i + 1][q], mid[i + 2][q]]);
                 crate::unroll!(2, |e| {
                     if e < F::OUT_WORDS {
-                        out[i][q * F::OUT_WORDS + e] = o[e];
+                        out[q * F::OUT_WORDS + e] = o[e];
                     }
                 });
             });
+            emit(i, &out);
         }
     });
-    out
 }
 
 macro_rules! across_down_word_filters {
@@ -278,8 +280,8 @@ macro_rules! across_down_word_filters {
             const OUT_WORDS: usize = <$t as AcrossDown>::OUT_WORDS;
             const DIVIDED_ORIGIN: bool = $divided;
             #[inline(always)]
-            fn tile<const P: usize, const R: usize>(rows: &TileRows<P>) -> [[u32; 8]; OUT_ROWS_CAP] {
-                across_then_down::<Self, P, R>(rows)
+            fn tile<const P: usize, const R: usize>(rows: &TileRows<P>, emit: impl FnMut(usize, &[u32; 8])) {
+                across_then_down::<Self, P, R>(rows, emit)
             }
         }
     )*};
@@ -434,10 +436,11 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
 /// tile `a.prefetch_rows` rows below its own (`prefetch.global.L2`), the tile a warp of a later
 /// wave will filter: that warp's loads then wait on L2 rather than DRAM.
 ///
-/// Warps whose rows all lie in the plane, with whole aligned words (`a.vector_rows`: widths that
-/// are multiples of 4, aligned buffers — the host checks), take [`word_tile_interior`], which has
-/// no border logic but at the plane's left and right edges; the others (the first and last strip
-/// of rows, a partial last column of words, unaligned images) take [`word_tile_edges`].
+/// Warps whose columns are whole aligned words (`a.vector_rows`: widths that are multiples of 4,
+/// aligned buffers — the host checks) take [`word_tile_interior`], which has no border logic but
+/// at the plane's left and right edges and, in the first and last strips of rows, a border-mapped
+/// row per row position; the others (a partial last column of words, unaligned images) take
+/// [`word_tile_edges`].
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -470,15 +473,15 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
     }
     // The interior path loads each lane's `P` words with one `4·P`-byte load: rows must keep that
     // alignment (the host checks the buffers' 16-byte alignment).
-    let inside = a.vector_rows != 0
-        && a.w.is_multiple_of(4 * P as u32)
-        && top >= 0
-        && top + (R + K - 1) as i32 <= a.h as i32
-        && c_warp + cols as i32 <= a.w as i32;
-    // SAFETY: forwarded; `inside` is what the interior path requires.
+    let whole_columns = a.vector_rows != 0 && a.w.is_multiple_of(4 * P as u32) && c_warp + cols as i32 <= a.w as i32;
+    let rows_inside = top >= 0 && top + (R + K - 1) as i32 <= a.h as i32;
+    // SAFETY: forwarded; `whole_columns` (and `rows_inside` unmapped) is what the interior path
+    // requires.
     unsafe {
-        if inside {
-            word_tile_interior::<F, K, P, R>(x, y, a, p, r0, c_warp);
+        if whole_columns && rows_inside {
+            word_tile_interior::<F, K, P, R, false>(x, y, a, p, r0, c_warp);
+        } else if whole_columns {
+            word_tile_interior::<F, K, P, R, true>(x, y, a, p, r0, c_warp);
         } else {
             word_tile_edges::<F, K, P, R>(x, y, a, p, r0, c_warp);
         }
@@ -505,7 +508,11 @@ impl WordLane {
 }
 
 /// The interior path of [`word_tile`]: straight-line loads from one row pointer advanced by
-/// the width, no row mapping and no per-lane bounds. Every lane loads, besides its own `P` words,
+/// the width, no per-lane bounds, and no row mapping unless `MAPPED` (the first and last strips
+/// of rows: each row position border-mapped once, a constant row filled with the constant, and
+/// only the output rows inside the plane stored). The strips of the plane's top and bottom took
+/// the word-by-word [`word_tile_edges`] before; the last strip's warps, launched last, then ran
+/// about 10 µs past the others at 8192² (`ncu`: SMs active 71% of the kernel's time). Every lane loads, besides its own `P` words,
 /// the word before and the word after them (4-byte loads that mostly hit L1, since the
 /// neighbouring lanes load those words as their own): on the H100 that was faster than taking
 /// them from the neighbouring lanes by `shfl.sync` (a CUDA C probe of this tile, 3 × 3 Gaussian
@@ -514,12 +521,13 @@ impl WordLane {
 /// replace those words only in the lanes at those edges.
 ///
 /// # Safety
-/// Rows `r0 − K/2 .. r0 − K/2 + R + K − 1` lie in plane `p`, columns `c_warp .. c_warp +
-/// word_tile_cols(P)` in its rows, and the rows are whole words aligned to `4·P` bytes.
+/// Row `r0` lies in plane `p` (and, unless `MAPPED`, rows `r0 − K/2 .. r0 − K/2 + R + K − 1`
+/// do), columns `c_warp .. c_warp + word_tile_cols(P)` lie in its rows, and the rows are whole
+/// words aligned to `4·P` bytes.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
+unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, const R: usize, const MAPPED: bool>(
     x: *const u8,
     y: *mut F::Out,
     a: &Args<u8>,
@@ -532,20 +540,37 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     let plane = Plane::of(x, p, a);
     let end = c0 + 4 * P as i32;
     let (at_left, at_right) = (c0 == 0, end >= a.w as i32);
-    // The edge lanes load a word of their own row instead (replaced below).
-    let before = if at_left { c0 } else { c0 - 4 };
-    let after = if at_right { c0 } else { end };
-    // SAFETY: top is a row of the plane (the caller's promise).
-    let first = unsafe { plane.base.add(top as usize * w) };
+    // Row position j: its start, `None` for a constant row (`MAPPED` only).
+    let row_at = |j: usize| -> Option<*const u8> {
+        if MAPPED {
+            plane.row(top + j as i32)
+        } else {
+            Some(plane.base.wrapping_add((top as usize + j) * w))
+        }
+    };
+    let constant = u32::from(a.cval) * 0x0101_0101;
     let mut t = TileRows::<P>::new();
     crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
-            // SAFETY: row top + j lies in the plane; the words lie in it, aligned.
-            unsafe {
-                let row = first.add(j * w);
-                t.own[j] = load_words::<P>(row.add(c0 as usize));
-                t.left[j] = load_words::<1>(row.add(before as usize))[0];
-                t.right[j] = load_words::<1>(row.add(after as usize))[0];
+            match row_at(j) {
+                // SAFETY: a row of the plane; the lane's words lie in it, aligned, and the side
+                // words are loaded at fixed offsets from the same address (predicated off in the
+                // edge lanes, which take them from the border below).
+                Some(row) => unsafe {
+                    let own = row.add(c0 as usize);
+                    t.own[j] = load_words::<P>(own);
+                    if !at_left {
+                        t.left[j] = load_words::<1>(own.sub(4))[0];
+                    }
+                    if !at_right {
+                        t.right[j] = load_words::<1>(own.add(4 * P))[0];
+                    }
+                },
+                None => {
+                    t.own[j] = [constant; P];
+                    t.left[j] = constant;
+                    t.right[j] = constant;
+                }
             }
         }
     });
@@ -554,8 +579,8 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     if at_left {
         crate::unroll!(ROWS_CAP, |j| {
             if j < positions {
-                // SAFETY: row top + j of the plane; border-mapped columns.
-                t.left[j] = unsafe { border_before(&plane, Some(first.add(j * w))) };
+                // SAFETY: a plane.row result (or the unmapped row inside); border-mapped columns.
+                t.left[j] = unsafe { border_before(&plane, row_at(j)) };
             }
         });
     }
@@ -563,17 +588,18 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
         crate::unroll!(ROWS_CAP, |j| {
             if j < positions {
                 // SAFETY: as above.
-                t.right[j] = unsafe { border_after(&plane, Some(first.add(j * w)), end) };
+                t.right[j] = unsafe { border_after(&plane, row_at(j), end) };
             }
         });
     }
-    let out = F::tile::<P, R>(&t);
     // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
     // input's shape and alignment).
     let out0 = unsafe { y.add(flat(a, p, r0, c0)) };
-    crate::unroll!(R, |i| {
-        // SAFETY: rows r0 + i < h (the caller's promise), aligned whole words.
-        unsafe { store_words(out0.add(i * w) as *mut u32, &out[i], P * F::OUT_WORDS) };
+    F::tile::<P, R>(&t, |i, out| {
+        if !MAPPED || r0 + (i as i32) < a.h as i32 {
+            // SAFETY: rows r0 + i < h (the caller's promise unless MAPPED), aligned whole words.
+            unsafe { store_words(out0.add(i * w) as *mut u32, out, P * F::OUT_WORDS) };
+        }
     });
 }
 
@@ -633,11 +659,9 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize, cons
                 }
             }
         });
-        let out = F::tile::<1, R>(&t);
-        crate::unroll!(R, |i| {
+        F::tile::<1, R>(&t, |i, o| {
             let r = r0 + i as i32;
             if r < a.h as i32 {
-                let o = &out[i];
                 // SAFETY: row r of the plane, columns from c; whole words only where they lie in
                 // the row (the host's alignment check covers the output too).
                 unsafe {
