@@ -243,7 +243,10 @@ pub trait AcrossDown {
 
 /// Every row position's `P` words across, then every output row down.
 #[inline(always)]
-fn across_then_down<F: AcrossDown, const P: usize, const R: usize>(rows: &TileRows<P>, mut emit: impl FnMut(usize, &[u32; 8])) {
+fn across_then_down<F: AcrossDown, const P: usize, const R: usize>(
+    rows: &TileRows<P>,
+    mut emit: impl FnMut(usize, &[u32; 8]),
+) {
     let across = |j: usize| -> [F::Mid; P] {
         core::array::from_fn(|q| {
             let l = if q == 0 { rows.left[j] } else { rows.own[j][q - 1] };
