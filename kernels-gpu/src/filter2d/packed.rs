@@ -515,13 +515,14 @@ impl WordLane {
 /// of rows: each row position border-mapped once, a constant row filled with the constant, and
 /// only the output rows inside the plane stored). The strips of the plane's top and bottom took
 /// the word-by-word [`word_tile_edges`] before; the last strip's warps, launched last, then ran
-/// about 10 µs past the others at 8192² (`ncu`: SMs active 71% of the kernel's time). Every lane loads, besides its own `P` words,
-/// the word before and the word after them (4-byte loads that mostly hit L1, since the
-/// neighbouring lanes load those words as their own): on the H100 that was faster than taking
-/// them from the neighbouring lanes by `shfl.sync` (a CUDA C probe of this tile, 3 × 3 Gaussian
-/// on u8 8192²: 53 against 59 µs with 16 bytes per lane, 61 against 70 µs with 4), because each
-/// row's horizontal filter then waits only on its own loads. The plane's left and right borders
-/// replace those words only in the lanes at those edges.
+/// about 10 µs past the others at 8192² (`ncu`: SMs active 71% of the kernel's time). Every
+/// lane loads, besides its own `P` words, the word before and the word after them (4-byte loads
+/// that mostly hit L1, since the neighbouring lanes load those words as their own): on the H100
+/// that was faster than taking them from the neighbouring lanes by `shfl.sync` (a CUDA C probe
+/// of this tile, 3 × 3 Gaussian on u8 8192²: 53 against 59 µs with 16 bytes per lane, 61
+/// against 70 µs with 4), because each row's horizontal filter then waits only on its own
+/// loads. The plane's left and right borders replace those words only in the lanes at those
+/// edges.
 ///
 /// # Safety
 /// Row `r0` lies in plane `p` (and, unless `MAPPED`, rows `r0 − K/2 .. r0 − K/2 + R + K − 1`
