@@ -13,7 +13,9 @@ use std::fmt::Debug;
 
 use gpuprims::cpu::filter2d::{self as cpu, Pixel2d};
 use gpuprims::ops::filter2d::gaussian_taps;
-use gpuprims::{Border, DeviceArray, Error, Filter2dElement, Filter2dVariant, Gpu, MorphVariant};
+use gpuprims::{
+    Border, DeviceArray, Error, Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant,
+};
 use libtest_mimic::{Failed, Trial};
 use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
@@ -552,6 +554,88 @@ fn word_tile_long_strips(gpu: &Gpu) -> Result<(), Failed> {
     Ok(())
 }
 
+/// A `CudaSlice` of `len` elements starting one element into `buf` (which holds `len + 1`): not
+/// 16-byte aligned. The caller must `leak` it before `buf` is dropped.
+fn one_element_in<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    buf: &cudarc::driver::CudaSlice<T>,
+    len: usize,
+) -> cudarc::driver::CudaSlice<T> {
+    use cudarc::driver::DevicePtr;
+    assert!(buf.len() > len, "the buffer holds len + 1 elements");
+    let (ptr, _sync) = buf.device_ptr(gpu.stream());
+    // SAFETY: `len` elements from the second one lie in `buf`'s allocation; the caller leaks the
+    // alias before `buf` frees it.
+    unsafe { gpu.stream().upgrade_device_ptr(ptr + size_of::<T>() as u64, len) }
+}
+
+/// Input and output buffers that are not 16-byte aligned: the word-tile plans (widths that are
+/// whole 16-byte vectors, so planned for the vector kernel) launch the word-by-word kernel
+/// instead. Every word-tile op against the oracle, outputs poisoned first.
+fn word_tile_unaligned_buffers(gpu: &Gpu) -> Result<(), Failed> {
+    let (planes, h, w) = (2, 13, 528);
+    let shape = Filter2dShape { planes, h, w };
+    let x = image::<u8>(&[planes, h, w], 515, false);
+    let xs = x.as_slice().expect("contiguous");
+    let n = xs.len();
+    let stream = gpu.stream();
+    let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
+    let xbuf = stream.alloc_zeros::<u8>(n + 1).map_err(err)?;
+    let mut x1 = one_element_in(gpu, &xbuf, n);
+    stream.memcpy_htod(xs, &mut x1).map_err(err)?;
+    fn run<O: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Into<f64>>(
+        gpu: &Gpu,
+        plan: Filter2dPlan<u8, O>,
+        x1: &cudarc::driver::CudaSlice<u8>,
+        n: usize,
+    ) -> Result<Vec<f64>, Failed> {
+        let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
+        let mut ybuf = gpu.stream().alloc_zeros::<O>(n + 1).map_err(err)?;
+        gpu.poison(&mut ybuf)?;
+        let mut y1 = one_element_in(gpu, &ybuf, n);
+        plan.enqueue(gpu, x1, &mut y1)?;
+        let got = gpu.stream().clone_dtoh(&y1).map_err(err)?;
+        y1.leak();
+        Ok(got.into_iter().map(Into::into).collect())
+    }
+    let (m, v) = (MorphVariant::WordTile, Filter2dVariant::WordTile);
+    for (i, border) in Border::ALL.into_iter().enumerate() {
+        let k = [3, 5][i % 2];
+        let what = |op: &str| format!("unaligned word-tile {op} {border:?} {planes}×{h}×{w}");
+        let got = run(gpu, Filter2dPlan::<u8>::dilate(gpu, shape, (k, k), border, m)?, &x1, n)?;
+        let want: Vec<f64> = cpu::dilate(xs, h, w, (k, k), border)
+            .iter()
+            .map(|v| v.to_f64())
+            .collect();
+        close(&got, &want, 0.0, &what(&format!("dilate {k}×{k}")))?;
+        let got = run(gpu, Filter2dPlan::<u8>::erode(gpu, shape, (k, k), border, m)?, &x1, n)?;
+        let want: Vec<f64> = cpu::erode(xs, h, w, (k, k), border)
+            .iter()
+            .map(|v| v.to_f64())
+            .collect();
+        close(&got, &want, 0.0, &what(&format!("erode {k}×{k}")))?;
+        let got = run(gpu, Filter2dPlan::<u8>::gaussian3x3(gpu, shape, border, v)?, &x1, n)?;
+        close(&got, &cpu::gaussian3x3(xs, h, w, border), 0.0, &what("gaussian3x3"))?;
+        for axis in 0..2 {
+            let got = run(
+                gpu,
+                Filter2dPlan::<u8, i16>::sobel(gpu, shape, axis, border, v)?,
+                &x1,
+                n,
+            )?;
+            close(
+                &got,
+                &cpu::sobel(xs, h, w, axis, border),
+                0.0,
+                &what(&format!("sobel axis {axis}")),
+            )?;
+        }
+    }
+    x1.leak();
+    drop(xbuf);
+    Ok(())
+}
+
 fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
     let x = Array2::<u8>::zeros((4, 5));
     let bad = |r: Result<_, Error>, what: &str, want: fn(&Error) -> bool| -> Result<(), Failed> {
@@ -754,6 +838,10 @@ pub fn trials() -> Vec<Trial> {
     t.push(gpu_trial(
         "gpu_filter2d::word_tile_long_strips".into(),
         word_tile_long_strips,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::word_tile_unaligned_buffers".into(),
+        word_tile_unaligned_buffers,
     ));
     t
 }

@@ -260,6 +260,7 @@ macro_rules! word_tile_table {
         }
         impl WordTile {
             const NAMES: &'static [&'static str] = &[$(crate::word_tile_kernel_name!($inst)),*];
+            const ANY_NAMES: &'static [&'static str] = &[$(crate::word_tile_any_kernel_name!($inst)),*];
             /// Words per lane of each kernel.
             const WORDS: &'static [u32] = &[$($p),*];
             /// Output rows per lane of each kernel.
@@ -292,6 +293,7 @@ pub(crate) struct Filter2dKernels {
     passes: Vec<[CudaFunction; 2]>,
     fixed3: Vec<CudaFunction>,
     word_tile: Vec<CudaFunction>,
+    word_tile_any: Vec<CudaFunction>,
     /// In `DOUBLING_U8` order.
     doubling_u8: Vec<CudaFunction>,
     magnitude: [CudaFunction; 2],
@@ -309,6 +311,10 @@ impl Family for Filter2dKernels {
                 .map(|n| module.load_function(n))
                 .collect::<Result<_, _>>()?,
             word_tile: WordTile::NAMES
+                .iter()
+                .map(|n| module.load_function(n))
+                .collect::<Result<_, _>>()?,
+            word_tile_any: WordTile::ANY_NAMES
                 .iter()
                 .map(|n| module.load_function(n))
                 .collect::<Result<_, _>>()?,
@@ -337,6 +343,7 @@ impl Family for Filter2dKernels {
         v.extend(PassInstance::ALL.iter().flat_map(|i| i.names()));
         v.extend(Fixed3::NAMES);
         v.extend(WordTile::NAMES);
+        v.extend(WordTile::ANY_NAMES);
         v.extend(MAGNITUDE_NAMES);
         v
     }
@@ -549,6 +556,9 @@ struct Stage<T> {
     args: Filter2dArgs<T>,
     from: Buf,
     to: Buf,
+    /// The kernel launched instead of `func` when the buffers are not 16-byte aligned (`func`
+    /// then takes `vector_rows = 0`), for kernels that require aligned rows.
+    unaligned: Option<CudaFunction>,
 }
 
 /// The launches for the shared-tile / composed rung; `Err` past the opt-in shared memory.
@@ -648,8 +658,10 @@ fn warp_tile_grid(
 }
 
 /// The one stage of a word-tile plan of kernel `inst`: one warp per `word_tile_cols(words) ×
-/// rows` tile; word loads when the width is a whole number of words (`enqueue` also checks the
-/// buffers' alignment). `Unsupported` for element types other than u8.
+/// rows` tile. Widths that are whole 16-byte vectors take the vector kernel (`word_tile`, with
+/// `word_tile_any` for unaligned buffers, which `enqueue` checks), the others `word_tile_any`
+/// (word loads when the width is a whole number of words). `Unsupported` for element types other
+/// than u8.
 fn word_tile_stage<T: Filter2dElement>(
     gpu: &Gpu,
     inst: WordTile,
@@ -666,8 +678,16 @@ fn word_tile_stage<T: Filter2dElement>(
             ),
         });
     }
-    let func = &gpu.family::<Filter2dKernels>()?.word_tile[inst as usize];
-    let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
+    let kernels = gpu.family::<Filter2dKernels>()?;
+    let any = &kernels.word_tile_any[inst as usize];
+    let words = WordTile::WORDS[inst as usize];
+    let vectors = s.w.is_multiple_of(4 * words as usize);
+    let func = if vectors {
+        &kernels.word_tile[inst as usize]
+    } else {
+        any
+    };
+    let cols = word_tile_cols(words) as usize;
     let rows = WordTile::ROWS[inst as usize] as usize;
     let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
@@ -680,6 +700,7 @@ fn word_tile_stage<T: Filter2dElement>(
         args: a,
         from: Buf::Input,
         to: Buf::Output,
+        unaligned: vectors.then(|| any.clone()),
     })
 }
 
@@ -795,10 +816,12 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
         let mut launch_all = || -> Result<()> {
             for st in &self.stages {
                 let mut args = st.args;
+                let mut func = &st.func;
                 if self.needs_aligned && !aligned {
                     args.vector_rows = 0;
+                    func = st.unaligned.as_ref().unwrap_or(func);
                 }
-                let mut b = stream.launch_builder(&st.func);
+                let mut b = stream.launch_builder(func);
                 let scratch = self.scratch.as_ref();
                 let bad = || Error::Unsupported {
                     variant: self.variant,
@@ -930,6 +953,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 args: base,
                 from: Buf::Input,
                 to: Buf::Output,
+                unaligned: None,
             }]
         };
         let stages = match v {
@@ -979,6 +1003,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                     args: a,
                     from: Buf::Input,
                     to: Buf::Output,
+                    unaligned: None,
                 }]
             }
             MorphVariant::WordTile => {
@@ -1080,6 +1105,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                             args: a,
                             from: if i == 0 { Buf::Input } else { Buf::Scratch },
                             to: if i == last { Buf::Output } else { Buf::Scratch },
+                            unaligned: None,
                         }
                     })
                     .collect()
@@ -1138,6 +1164,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 args: cols,
                 from: Buf::Input,
                 to: Buf::Scratch,
+                unaligned: None,
             },
             Stage {
                 func: fs[1].clone(),
@@ -1145,6 +1172,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 args: rows,
                 from: Buf::Scratch,
                 to: Buf::Output,
+                unaligned: None,
             },
         ];
         Self::new(gpu, s, stages, Some(&bytes), "separable")
@@ -1275,6 +1303,7 @@ fn taps2d_stage<T: Filter2dElement>(
         args: a,
         from: Buf::Input,
         to: Buf::Output,
+        unaligned: None,
     })
 }
 
@@ -1314,6 +1343,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
             args: a,
             from: Buf::Input,
             to: Buf::Output,
+            unaligned: None,
         };
         return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
     }

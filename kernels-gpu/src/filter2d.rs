@@ -39,7 +39,7 @@ use crate::device::*;
 
 pub mod packed;
 pub mod words;
-pub use packed::{AcrossDown, LaneOp, WordFilter, word_tile};
+pub use packed::{AcrossDown, LaneOp, WordFilter, word_tile, word_tile_any};
 pub use words::{LaneExtremum, doubling_rows, van_herk_col_words};
 
 type Args<T> = Filter2dArgs<T>;
@@ -1328,14 +1328,22 @@ macro_rules! word_tile_entries {
     )*};
 }
 
-/// The word-tile kernels of u8 images.
+macro_rules! word_tile_any_entries {
+    ($($inst:ident => $f:ty, $k:literal, $o:ty, $p:literal, $r:literal;)*) => {$(
+        entry!($crate::word_tile_any_kernel_name!($inst), $inst, u8, $o, word_tile_any::<$f, $k, $p, $r>);
+    )*};
+}
+
+/// The word-tile kernels of u8 images whose rows are whole 16-byte vectors.
 pub mod word_tile {
     use super::*;
     crate::for_each_word_tile_instance!(word_tile_entries);
-    // The 3 × 3 max/min at 5 blocks of 4 warps per SM: ptxas otherwise takes 102 registers (4
-    // blocks); bounded it takes 85, and the 3 × 3 dilation ran 2% faster (H200, u8 8192²).
-    crate::launch_bounds!(crate::word_tile_kernel_name!(max3), 128, 5);
-    crate::launch_bounds!(crate::word_tile_kernel_name!(min3), 128, 5);
+}
+
+/// The word-tile kernels of u8 images of any width and alignment.
+pub mod word_tile_any {
+    use super::*;
+    crate::for_each_word_tile_instance!(word_tile_any_entries);
 }
 
 macro_rules! doubling_u8_entries {

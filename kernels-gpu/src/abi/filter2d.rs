@@ -396,11 +396,20 @@ macro_rules! for_each_word_tile_instance {
     };
 }
 
-/// Symbol of a word-tile kernel.
+/// Symbol of a word-tile kernel: rows of whole 16-byte vectors (widths that are multiples of 16,
+/// 16-byte-aligned buffers).
 #[macro_export]
 macro_rules! word_tile_kernel_name {
     ($inst:ident) => {
         concat!($crate::kernel_prefix!(), "word_tile_", stringify!($inst))
+    };
+}
+
+/// Symbol of a word-tile kernel for any width and alignment (the word-by-word path).
+#[macro_export]
+macro_rules! word_tile_any_kernel_name {
+    ($inst:ident) => {
+        concat!($crate::kernel_prefix!(), "word_tile_any_", stringify!($inst))
     };
 }
 

@@ -219,6 +219,39 @@ pub unsafe fn store_v2(p: *mut [u32; 2], w: [u32; 2]) {
     }
 }
 
+/// Stores 4, 8 or 16 bytes (`words`, `N` = 1, 2 or 4) at `p` if `keep`, by a predicated
+/// `st.global` (`@q st`): straight-line code where an `if` around a store is a branch, before which
+/// the compiler computes every later value it can (a kernel storing `R` rows under per-row `if`s
+/// took 94 registers instead of 72).
+///
+/// # Safety
+/// If `keep`, `p` must point to `4 · N` writable bytes of global memory aligned to `4 · N`.
+#[inline(always)]
+pub unsafe fn store_words_if<const N: usize>(p: *mut u32, w: [u32; N], keep: bool) {
+    let k = keep as u32;
+    // SAFETY: forwarded to the caller (the store runs only if keep).
+    unsafe {
+        match N {
+            1 => asm!(
+                "{{ .reg .u64 g; .reg .pred q; setp.ne.u32 q, {k}, 0; cvta.to.global.u64 g, {p}; @q st.global.u32 [g], {a}; }}",
+                p = in(reg64) p, k = in(reg32) k, a = in(reg32) w[0],
+                options(nostack),
+            ),
+            2 => asm!(
+                "{{ .reg .u64 g; .reg .pred q; setp.ne.u32 q, {k}, 0; cvta.to.global.u64 g, {p}; @q st.global.v2.u32 [g], {{{a}, {b}}}; }}",
+                p = in(reg64) p, k = in(reg32) k, a = in(reg32) w[0], b = in(reg32) w[1 % N],
+                options(nostack),
+            ),
+            _ => asm!(
+                "{{ .reg .u64 g; .reg .pred q; setp.ne.u32 q, {k}, 0; cvta.to.global.u64 g, {p}; @q st.global.v4.u32 [g], {{{a}, {b}, {c}, {d}}}; }}",
+                p = in(reg64) p, k = in(reg32) k,
+                a = in(reg32) w[0], b = in(reg32) w[1 % N], c = in(reg32) w[2 % N], d = in(reg32) w[3 % N],
+                options(nostack),
+            ),
+        }
+    }
+}
+
 /// Stores 16 bytes to shared memory with one `st.shared.v4.u32`.
 ///
 /// # Safety

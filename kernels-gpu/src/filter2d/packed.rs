@@ -23,9 +23,10 @@ pub trait WordFilter<const K: usize>: Sized {
     fn tile<const P: usize, const R: usize>(rows: &TileRows<P>, emit: impl FnMut(usize, &[u32; 8]));
     /// Whether the warp splits its index into its tile with two integer divisions
     /// ([`warp_tile_origin_divided`]) rather than the host-built dividers. Measured per filter:
-    /// with the dividers ptxas gives the axis-1 Sobel tile 83 registers instead of 96 and a body
+    /// with the dividers ptxas gave the axis-1 Sobel tile 83 registers instead of 96 and a body
     /// that ran 8% slower on the H100 (86.5 → 93.7 µs, u8 8192²), while every other tile gained
-    /// 2–4%.
+    /// 2–4%; once the word-by-word path moved to its own kernel, the axis-0 Sobel tile too ran
+    /// faster divided (89.3–89.6 → 86.3–86.4 µs, same call).
     const DIVIDED_ORIGIN: bool = false;
 }
 
@@ -289,7 +290,7 @@ macro_rules! across_down_word_filters {
         }
     )*};
 }
-across_down_word_filters!(Gauss121<u8, u8> => false, Sobel0<u8, i16> => false, Sobel1<u8, i16> => true);
+across_down_word_filters!(Gauss121<u8, u8> => false, Sobel0<u8, i16> => true, Sobel1<u8, i16> => true);
 
 /// The even pixels (bytes 0, 2) and the odd pixels (bytes 1, 3) of a word, each zero-extended
 /// into the 16-bit lanes of a word: `[b0, b2]`, `[b1, b3]`.
@@ -405,22 +406,23 @@ unsafe fn load_words<const P: usize>(p: *const u8) -> [u32; P] {
     w
 }
 
-/// Stores the first `n` of `words` (`n` = 1, 2, 4 or 8) at `dst` with 4-, 8- or 16-byte stores.
+/// Stores the first `n` of `words` (`n` = 1, 2, 4 or 8) at `dst` with 4-, 8- or 16-byte stores,
+/// if `keep` (predicated stores, [`store_words_if`]).
 ///
 /// # Safety
-/// `4 · n` writable bytes at `dst`, aligned to `min(4 · n, 16)`.
+/// If `keep`, `4 · n` writable bytes at `dst`, aligned to `min(4 · n, 16)`.
 #[inline(always)]
-unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
+unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize, keep: bool) {
     // SAFETY: forwarded to the caller.
     unsafe {
         match n {
-            1 => dst.write(words[0]),
-            2 => store_v2(dst as *mut [u32; 2], [words[0], words[1]]),
+            1 => store_words_if::<1>(dst, [words[0]], keep),
+            2 => store_words_if::<2>(dst, [words[0], words[1]], keep),
             _ => {
                 crate::unroll!(2, |h| {
                     if 4 * h < n {
                         let q = [words[4 * h], words[4 * h + 1], words[4 * h + 2], words[4 * h + 3]];
-                        store_v4((dst as *mut [u32; 4]).add(h), q);
+                        store_words_if::<4>(dst.wrapping_add(4 * h), q, keep);
                     }
                 });
             }
@@ -428,22 +430,25 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize) {
     }
 }
 
-/// The word tile: each warp owns 32 × `P` words (`word_tile_cols(P)` pixels) of
-/// `R` output rows, a lane `P` neighbouring words. A lane first
-/// issues the loads of all `R + K − 1` row positions of its words (one vector load
-/// per row: the warp reads `128 · P` contiguous bytes; the words beside them are loaded too, see
-/// [`word_tile_interior`]), then filters them as its [`WordFilter`] says (max/min down first,
-/// the linear filters across first) and stores its packed outputs with one vector store per
-/// row. Registers only; pixels stay
-/// packed, and the linear filters add two pixels per instruction. A warp first asks L2 for the
-/// tile `a.prefetch_rows` rows below its own (`prefetch.global.L2`), the tile a warp of a later
-/// wave will filter: that warp's loads then wait on L2 rather than DRAM.
+/// The word tile: each warp owns 32 × `P` words (`word_tile_cols(P)` pixels) of `R` output rows,
+/// a lane `P` neighbouring words. A lane first issues the loads of all `R + K − 1` row positions of
+/// its words (one vector load per row: the warp reads `128 · P` contiguous bytes; the words beside
+/// them are loaded too, see [`word_tile_interior`]), then filters them as its [`WordFilter`] says
+/// (max/min down first, the linear filters across first) and stores its packed outputs with one
+/// vector store per row. Registers only; pixels stay packed, and the linear filters add two pixels
+/// per instruction. A warp first asks L2 for the tile `a.prefetch_rows` rows below its own
+/// (`prefetch.global.L2`), the tile a warp of a later wave will filter: that warp's loads then
+/// wait on L2 rather than DRAM.
 ///
-/// Warps whose columns are whole aligned words (`a.vector_rows`: widths that are multiples of 4,
-/// aligned buffers — the host checks) take [`word_tile_interior`], which has no border logic but
-/// at the plane's left and right edges and, in the first and last strips of rows, a border-mapped
-/// row per row position; the others (a partial last column of words, unaligned images) take
-/// [`word_tile_edges`].
+/// This kernel takes rows of whole `4·P`-byte vectors only (the host launches it for widths that
+/// are multiples of `4·P` and aligned buffers, else [`word_tile_any`]): it has no word-by-word
+/// path. That path's registers were the kernel's: with it in the same kernel ptxas gave the
+/// Gaussian 95 registers (5 blocks of 4 warps per SM), without it 76 (6), and on the H100 (u8
+/// 8192², same call) the 3 × 3 dilation went from 56.2 to 50.8 µs, the Gaussian from 56.3 to 51.4.
+///
+/// # Safety
+/// `x` and `y` hold the launch's planes; `a.w` is a multiple of `4·P` and both buffers are
+/// aligned to `4·P` bytes.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -452,18 +457,12 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
     y: *mut F::Out,
     a: &Args<u8>,
 ) {
-    const { assert!(K % 2 == 1 && K <= 5 && (P == 1 || P == 2 || P == 4) && R <= WORD_TILE_MAX_ROWS as usize) };
-    let cols = word_tile_cols(P as u32);
-    let origin = if F::DIVIDED_ORIGIN {
-        warp_tile_origin_divided(a, cols, R as u32)
-    } else {
-        warp_tile_origin(a, cols, R as u32)
-    };
-    let Some((p, r0, c_warp)) = origin else {
+    let Some((p, r0, c_warp)) = word_tile_origin::<F, K, P, R>(a) else {
         return; // a warp past the last tile (warp-uniform)
     };
     let top = r0 - (K / 2) as i32;
-    if a.prefetch_rows != 0 && c_warp + cols as i32 <= a.w as i32 {
+    let cols = word_tile_cols(P as u32) as i32;
+    if a.prefetch_rows != 0 && c_warp + cols <= a.w as i32 {
         // The tile `prefetch_rows` below into L2 for the warp that will filter it (rows past the
         // plane skipped): one instruction per 32 / P rows, no register held.
         let span = RowSpan::<P> {
@@ -474,20 +473,51 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
         // SAFETY: rows of the plane, the warp's 128 · P columns inside each.
         unsafe { span.prefetch_rows_l2(top + a.prefetch_rows as i32, (R + K - 1) as i32) };
     }
-    // The interior path loads each lane's `P` words with one `4·P`-byte load: rows must keep that
-    // alignment (the host checks the buffers' 16-byte alignment).
-    let whole_columns = a.vector_rows != 0 && a.w.is_multiple_of(4 * P as u32) && c_warp + cols as i32 <= a.w as i32;
-    let rows_inside = top >= 0 && top + (R + K - 1) as i32 <= a.h as i32;
-    // SAFETY: forwarded; `whole_columns` (and `rows_inside` unmapped) is what the interior path
-    // requires.
+    let whole_warp = c_warp + cols <= a.w as i32;
+    // SAFETY: forwarded; the rows are whole aligned vectors (the caller's promise) and, unmapped,
+    // the tile's rows and columns lie in the plane.
     unsafe {
-        if whole_columns && rows_inside {
+        if whole_warp && top >= 0 && top + (R + K - 1) as i32 <= a.h as i32 {
             word_tile_interior::<F, K, P, R, false>(x, y, a, p, r0, c_warp);
-        } else if whole_columns {
-            word_tile_interior::<F, K, P, R, true>(x, y, a, p, r0, c_warp);
         } else {
-            word_tile_edges::<F, K, P, R>(x, y, a, p, r0, c_warp);
+            word_tile_interior::<F, K, P, R, true>(x, y, a, p, r0, c_warp);
         }
+    }
+}
+
+/// [`word_tile`] for any width and alignment: a lane's `P` words filtered one after the other,
+/// every row position and every word border-mapped ([`word_tile_edges`]). For the widths that are
+/// not multiples of `4·P` and for unaligned buffers.
+///
+/// # Safety
+/// `x` and `y` hold the launch's planes; if `a.vector_rows`, the width is a multiple of 4 and
+/// both buffers are 4-byte aligned.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+pub unsafe fn word_tile_any<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
+    x: *const u8,
+    y: *mut F::Out,
+    a: &Args<u8>,
+) {
+    let Some((p, r0, c_warp)) = word_tile_origin::<F, K, P, R>(a) else {
+        return; // a warp past the last tile (warp-uniform)
+    };
+    // SAFETY: forwarded.
+    unsafe { word_tile_edges::<F, K, P, R>(x, y, a, p, r0, c_warp) }
+}
+
+/// A word-tile warp's plane, first output row and first column; `None` past the last tile.
+#[inline(always)]
+fn word_tile_origin<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
+    a: &Args<u8>,
+) -> Option<(u64, i32, i32)> {
+    const { assert!(K % 2 == 1 && K <= 5 && (P == 1 || P == 2 || P == 4) && R <= WORD_TILE_MAX_ROWS as usize) };
+    let cols = word_tile_cols(P as u32);
+    if F::DIVIDED_ORIGIN {
+        warp_tile_origin_divided(a, cols, R as u32)
+    } else {
+        warp_tile_origin(a, cols, R as u32)
     }
 }
 
@@ -524,10 +554,13 @@ impl WordLane {
 /// loads. The plane's left and right borders replace those words only in the lanes at those
 /// edges.
 ///
+/// `MAPPED` also serves a partial last warp: its lanes past the width load the last lane's words
+/// and store nothing.
+///
 /// # Safety
-/// Row `r0` lies in plane `p` (and, unless `MAPPED`, rows `r0 − K/2 .. r0 − K/2 + R + K − 1`
-/// do), columns `c_warp .. c_warp + word_tile_cols(P)` lie in its rows, and the rows are whole
-/// words aligned to `4·P` bytes.
+/// Row `r0` lies in plane `p`, column `c_warp` lies in its rows, the rows are whole vectors of
+/// `4·P` bytes aligned to `4·P` bytes, and unless `MAPPED`, rows `r0 − K/2 .. r0 − K/2 + R + K − 1`
+/// and columns `c_warp .. c_warp + word_tile_cols(P)` lie in the plane.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
@@ -540,6 +573,10 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     c_warp: i32,
 ) {
     let WordLane { positions, top, c0 } = WordLane::new::<K, P, R>(r0, c_warp);
+    // The lanes of a partial last warp (`MAPPED`) past the width filter the last lane's words
+    // again and store nothing.
+    let lane_inside = !MAPPED || c0 < a.w as i32;
+    let c0 = if MAPPED { c0.min(a.w as i32 - 4 * P as i32) } else { c0 };
     let w = a.w as usize;
     let plane = Plane::of(x, p, a);
     let end = c0 + 4 * P as i32;
@@ -600,10 +637,14 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     // input's shape and alignment).
     let out0 = unsafe { y.add(flat(a, p, r0, c0)) };
     F::tile::<P, R>(&t, |i, out| {
-        if !MAPPED || r0 + (i as i32) < a.h as i32 {
-            // SAFETY: rows r0 + i < h (the caller's promise unless MAPPED), aligned whole words.
-            unsafe { store_words(out0.add(i * w) as *mut u32, out, P * F::OUT_WORDS) };
-        }
+        // Rows past the plane and lanes past the width (`MAPPED` only) store nothing, by
+        // predicated stores: `if`s around the stores were branches before which the compiler
+        // computed every row's outputs (the Gaussian's mapped path then took 94 registers, 76
+        // with predicates).
+        let keep = !MAPPED || (lane_inside && r0 + (i as i32) < a.h as i32);
+        // SAFETY: if keep, row r0 + i < h and column c0 < w (the caller's promise unless
+        // MAPPED), aligned whole words.
+        unsafe { store_words(out0.wrapping_add(i * w) as *mut u32, out, P * F::OUT_WORDS, keep) };
     });
 }
 
@@ -623,8 +664,8 @@ unsafe fn border_after(plane: &Plane<u8>, row: Option<*const u8>, c: i32) -> u32
     unsafe { (plane.at(row, c) as u32) | ((plane.at(row, c + 1) as u32) << 8) }
 }
 
-/// The general path of [`word_tile`] (the first and last strips of rows, partial last columns,
-/// widths that are not whole vectors, unaligned images): every row position border-mapped, and a
+/// The path of [`word_tile_any`] (widths that are not whole vectors, unaligned images): every
+/// row position border-mapped, and a
 /// lane's `P` words filtered one after the other (a run-time loop). Each word, and the words
 /// before and after it, is loaded whole where it lies in an aligned row, else gathered sample by
 /// sample through the border — so the samples past a partial word, or past either edge, are the
@@ -671,7 +712,7 @@ unsafe fn word_tile_edges<F: WordFilter<K>, const K: usize, const P: usize, cons
                 unsafe {
                     let dst = y.add(flat(a, p, r, c));
                     if whole(c) {
-                        store_words(dst as *mut u32, o, F::OUT_WORDS);
+                        store_words(dst as *mut u32, o, F::OUT_WORDS, true);
                     } else {
                         let o = [o[0], o[F::OUT_WORDS - 1], 0, 0];
                         crate::unroll!(4, |e| {
