@@ -29,7 +29,8 @@
 //!   `K` rows ahead; outputs stored as 16-byte vectors. Compile-time `K` (3 × 3, 5 × 5).
 //! - `word_tile` ([`packed`]): u8 3 × 3 and 5 × 5 filters on packed words, 16 bytes of a few
 //!   rows per lane, all loads issued before any filtering; max/min down first (van Herk over the
-//!   rows), the linear filters across first.
+//!   rows), the linear filters across first. `word_tile_any` is the same filter word by word, for
+//!   widths that are not whole 16-byte vectors and unaligned buffers.
 
 use core::marker::PhantomData;
 

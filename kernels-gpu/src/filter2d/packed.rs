@@ -443,8 +443,8 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize, keep: bool) {
 /// This kernel takes rows of whole `4·P`-byte vectors only (the host launches it for widths that
 /// are multiples of `4·P` and aligned buffers, else [`word_tile_any`]): it has no word-by-word
 /// path. That path's registers were the kernel's: with it in the same kernel ptxas gave the
-/// Gaussian 95 registers (5 blocks of 4 warps per SM), without it 76 (6), and on the H100 (u8
-/// 8192², same call) the 3 × 3 dilation went from 56.2 to 50.8 µs, the Gaussian from 56.3 to 51.4.
+/// Gaussian 95 registers (5 blocks of 4 warps per SM), without it 72 (7), and on the H100 (u8
+/// 8192²) the 3 × 3 dilation went from 56.2 to 50.9 µs, the Gaussian from 56.3 to 50.9.
 ///
 /// # Safety
 /// `x` and `y` hold the launch's planes; `a.w` is a multiple of `4·P` and both buffers are
