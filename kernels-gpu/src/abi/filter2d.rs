@@ -380,7 +380,11 @@ pub const fn word_tile_cols(words: u32) -> u32 {
 /// (docs/PERFORMANCE.md, 2026-11-24): 16 bytes per lane and 4 rows, with the registers ptxas
 /// chooses. 8 bytes per lane capped at 64 registers lost 1.5–3.5 µs for the u8 outputs (it won
 /// 2–3 µs for Sobel, but only with a lighter edge path that cost the others more), and 16 bytes
-/// capped at 80 registers lost 1–8 µs.
+/// capped at 80 registers lost 1–8 µs. Sobel (i16 outputs) takes 8 bytes per lane since the
+/// word-by-word path has its own kernel (2026-11-26): 68 registers instead of 82–84, and each
+/// lane's 16 bytes of output per row one store, the warp's 512 contiguous bytes (16 input bytes
+/// made two stores 32 bytes apart per lane); u8 8192² on the H100, axis 0 86.3–86.6 → 75.9–76.3
+/// µs, axis 1 78.4–78.7 → 76.0–76.4 (same call).
 #[macro_export]
 macro_rules! for_each_word_tile_instance {
     ($m:ident) => {
@@ -390,8 +394,8 @@ macro_rules! for_each_word_tile_instance {
             min3 => Min<u8>, 3, u8, 4, 4;
             min5 => Min<u8>, 5, u8, 4, 4;
             gauss => Gauss121<u8, u8>, 3, u8, 4, 4;
-            sobel0 => Sobel0<u8, i16>, 3, i16, 4, 4;
-            sobel1 => Sobel1<u8, i16>, 3, i16, 4, 4;
+            sobel0 => Sobel0<u8, i16>, 3, i16, 2, 4;
+            sobel1 => Sobel1<u8, i16>, 3, i16, 2, 4;
         }
     };
 }
