@@ -573,23 +573,15 @@ fn one_element_in<T: cudarc::driver::DeviceRepr>(
 /// whole 16-byte vectors, so planned for the vector kernel) launch the word-by-word kernel
 /// instead. Every word-tile op against the oracle, outputs poisoned first.
 fn word_tile_unaligned_buffers(gpu: &Gpu) -> Result<(), Failed> {
-    let (planes, h, w) = (2, 13, 528);
-    let shape = Filter2dShape { planes, h, w };
-    let x = image::<u8>(&[planes, h, w], 515, false);
-    let xs = x.as_slice().expect("contiguous");
-    let n = xs.len();
-    let stream = gpu.stream();
-    let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
-    let xbuf = stream.alloc_zeros::<u8>(n + 1).map_err(err)?;
-    let mut x1 = one_element_in(gpu, &xbuf, n);
-    stream.memcpy_htod(xs, &mut x1).map_err(err)?;
+    fn err(e: cudarc::driver::DriverError) -> Failed {
+        Failed::from(e.to_string())
+    }
     fn run<O: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Into<f64>>(
         gpu: &Gpu,
         plan: Filter2dPlan<u8, O>,
         x1: &cudarc::driver::CudaSlice<u8>,
         n: usize,
     ) -> Result<Vec<f64>, Failed> {
-        let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
         let mut ybuf = gpu.stream().alloc_zeros::<O>(n + 1).map_err(err)?;
         gpu.poison(&mut ybuf)?;
         let mut y1 = one_element_in(gpu, &ybuf, n);
@@ -598,22 +590,32 @@ fn word_tile_unaligned_buffers(gpu: &Gpu) -> Result<(), Failed> {
         y1.leak();
         Ok(got.into_iter().map(Into::into).collect())
     }
+    let (planes, h, w) = (2, 13, 528);
+    let shape = Filter2dShape { planes, h, w };
+    let x = image::<u8>(&[planes, h, w], 515, false);
+    let xs = x.as_slice().expect("contiguous");
+    let n = xs.len();
+    let stream = gpu.stream();
+    let xbuf = stream.alloc_zeros::<u8>(n + 1).map_err(err)?;
+    let mut x1 = one_element_in(gpu, &xbuf, n);
+    stream.memcpy_htod(xs, &mut x1).map_err(err)?;
     let (m, v) = (MorphVariant::WordTile, Filter2dVariant::WordTile);
     for (i, border) in Border::ALL.into_iter().enumerate() {
         let k = [3, 5][i % 2];
         let what = |op: &str| format!("unaligned word-tile {op} {border:?} {planes}×{h}×{w}");
-        let got = run(gpu, Filter2dPlan::<u8>::dilate(gpu, shape, (k, k), border, m)?, &x1, n)?;
-        let want: Vec<f64> = cpu::dilate(xs, h, w, (k, k), border)
-            .iter()
-            .map(|v| v.to_f64())
-            .collect();
-        close(&got, &want, 0.0, &what(&format!("dilate {k}×{k}")))?;
-        let got = run(gpu, Filter2dPlan::<u8>::erode(gpu, shape, (k, k), border, m)?, &x1, n)?;
-        let want: Vec<f64> = cpu::erode(xs, h, w, (k, k), border)
-            .iter()
-            .map(|v| v.to_f64())
-            .collect();
-        close(&got, &want, 0.0, &what(&format!("erode {k}×{k}")))?;
+        for dilate in [true, false] {
+            let plan = if dilate {
+                Filter2dPlan::<u8>::dilate(gpu, shape, (k, k), border, m)?
+            } else {
+                Filter2dPlan::<u8>::erode(gpu, shape, (k, k), border, m)?
+            };
+            let want: Vec<f64> = morph_oracle(xs, (h, w), (k, k), border, dilate, false)
+                .iter()
+                .map(|v| v.to_f64())
+                .collect();
+            let op = if dilate { "dilate" } else { "erode" };
+            close(&run(gpu, plan, &x1, n)?, &want, 0.0, &what(&format!("{op} {k}×{k}")))?;
+        }
         let got = run(gpu, Filter2dPlan::<u8>::gaussian3x3(gpu, shape, border, v)?, &x1, n)?;
         close(&got, &cpu::gaussian3x3(xs, h, w, border), 0.0, &what("gaussian3x3"))?;
         for axis in 0..2 {
