@@ -265,6 +265,8 @@ macro_rules! word_tile_table {
             const WORDS: &'static [u32] = &[$($p),*];
             /// Output rows per lane of each kernel.
             const ROWS: &'static [u32] = &[$($r),*];
+            /// Bytes per output element of each kernel.
+            const OUT_BYTES: &'static [usize] = &[$(core::mem::size_of::<$o>()),*];
         }
     };
 }
@@ -692,7 +694,7 @@ fn word_tile_stage<T: Filter2dElement>(
     let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = s.w.is_multiple_of(4) as u32;
-    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows)?;
+    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, inst, s)?;
     a.tiles = tiles;
     Ok(Stage {
         func: func.clone(),
@@ -704,18 +706,25 @@ fn word_tile_stage<T: Filter2dElement>(
     })
 }
 
-/// How far below its own tile a word-tile warp prefetches (`Filter2dArgs::prefetch_rows`): half
-/// the warps resident on the device, as whole bands of tiles across the plane, so the rows a warp
-/// asks L2 for are the ones a warp of the next wave loads. Warps filter a tile and exit, so each
-/// waits out its loads once; with its rows in L2 the wait is shorter. On the H100 (u8 8192²,
-/// `max3` at 16 warps per SM: 132 bands of 4 rows resident) the 3 × 3 dilation took 84.98 µs
-/// without, 76.56 / 74.11 / 75.22 / 79.02 / 88.46 µs at 64 / 256 / 512 / 1024 / 2048 rows
+/// How far below its own tile a word-tile warp prefetches (`Filter2dArgs::prefetch_rows`): a
+/// fraction of the warps resident on the device, as whole bands of tiles across the plane, so
+/// the rows a warp asks L2 for are those of a warp that starts a little later. Warps filter a
+/// tile and exit, so each waits out its loads once; with its rows on the way to L2 the wait is
+/// shorter. The fraction was measured: an eighth for u8 outputs, a thirty-second for the i16
+/// outputs of Sobel, whose writes keep L2 busier (ncu: L2 throughput 92% of peak). On the H100
+/// (u8 8192², the border strips launched first; µs at 1/16, 1/8, 1/4, 1/2 of the resident warps,
+/// same calls): 3 × 3 dilation 49.15 / 48.9–49.0 / 48.97 / 49.6, Gaussian 49.0–49.15 / 48.8–49.1 /
+/// 48.9 / 49.5, 5 × 5 dilation 53.7 / 53.5 / 53.3 / 53.8; Sobel at 4, 8, 15, 29 and 58 bands
+/// (1/29 … 1/2) 73.3 / 73.5 / 73.8 / 74.4 / 74.7; no prefetch, 3 × 3 dilation 51.6
 /// (docs/PERFORMANCE.md).
-fn word_tile_prefetch_rows(gpu: &Gpu, func: &CudaFunction, s: Filter2dShape, cols: usize, rows: usize) -> Result<u32> {
+fn word_tile_prefetch_rows(gpu: &Gpu, func: &CudaFunction, inst: WordTile, s: Filter2dShape) -> Result<u32> {
+    let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
+    let rows = WordTile::ROWS[inst as usize] as usize;
+    let fraction = if WordTile::OUT_BYTES[inst as usize] == 1 { 8 } else { 32 };
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
     let blocks = func.occupancy_max_active_blocks_per_multiprocessor(ROW_VECTOR_THREADS, 0, None)? as usize;
     let resident = blocks * warps_per_block * gpu.props().sm_count as usize;
-    let bands = resident.div_ceil(2 * s.w.div_ceil(cols).max(1));
+    let bands = resident.div_ceil(fraction * s.w.div_ceil(cols).max(1));
     Ok((bands * rows).min(s.h).try_into().unwrap_or(u32::MAX))
 }
 

@@ -437,7 +437,7 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize, keep: bool) {
 /// (max/min down first, the linear filters across first) and stores its packed outputs with one
 /// vector store per row. Registers only; pixels stay packed, and the linear filters add two pixels
 /// per instruction. A warp first asks L2 for the tile `a.prefetch_rows` rows below its own
-/// (`prefetch.global.L2`), the tile a warp of a later wave will filter: that warp's loads then
+/// (`prefetch.global.L2`), the tile a warp starting a little later will filter: that warp's loads then
 /// wait on L2 rather than DRAM.
 ///
 /// This kernel takes rows of whole `4·P`-byte vectors only (the host launches it for widths that
@@ -507,7 +507,8 @@ pub unsafe fn word_tile_any<F: WordFilter<K>, const K: usize, const P: usize, co
     unsafe { word_tile_edges::<F, K, P, R>(x, y, a, p, r0, c_warp) }
 }
 
-/// A word-tile warp's plane, first output row and first column; `None` past the last tile.
+/// A word-tile warp's plane, first output row and first column, the plane's border strips
+/// launched first (`edge_strips_first`); `None` past the last tile.
 #[inline(always)]
 fn word_tile_origin<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
     a: &Args<u8>,
@@ -515,9 +516,9 @@ fn word_tile_origin<F: WordFilter<K>, const K: usize, const P: usize, const R: u
     const { assert!(K % 2 == 1 && K <= 5 && (P == 1 || P == 2 || P == 4) && R <= WORD_TILE_MAX_ROWS as usize) };
     let cols = word_tile_cols(P as u32);
     if F::DIVIDED_ORIGIN {
-        warp_tile_origin_divided(a, cols, R as u32)
+        warp_tile_origin_divided(a, cols, R as u32, true)
     } else {
-        warp_tile_origin(a, cols, R as u32)
+        warp_tile_origin(a, cols, R as u32, true)
     }
 }
 

@@ -139,7 +139,7 @@ const CHUNK: usize = 8;
 #[inline(always)]
 pub unsafe fn van_herk_col_words<E: LaneExtremum>(x: *const E::T, y: *mut E::T, a: &Args<E::T>) {
     let per = 4 / E::T::SIZE;
-    let Some((p, r0, c0)) = warp_tile_origin(a, 32 * per as u32, a.strip) else {
+    let Some((p, r0, c0)) = warp_tile_origin(a, 32 * per as u32, a.strip, false) else {
         return;
     };
     let lane = lane_idx();
@@ -419,7 +419,7 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
     const { assert!(STEPS <= doubling_steps(u32::MAX, N as u32) as usize) };
     let n = N as u32;
     let outs = a.strip;
-    let Some((p, r0, c0)) = warp_tile_origin(a, outs, DOUBLING_ROWS) else {
+    let Some((p, r0, c0)) = warp_tile_origin(a, outs, DOUBLING_ROWS, false) else {
         return;
     };
     let (k, w) = (a.kw, a.w as i32);
