@@ -715,8 +715,8 @@ fn word_tile_stage<T: Filter2dElement>(
 /// (u8 8192², the border strips launched first; µs at 1/16, 1/8, 1/4, 1/2 of the resident warps,
 /// same calls): 3 × 3 dilation 49.15 / 48.9–49.0 / 48.97 / 49.6, Gaussian 49.0–49.15 / 48.8–49.1 /
 /// 48.9 / 49.5, 5 × 5 dilation 53.7 / 53.5 / 53.3 / 53.8; Sobel at 4, 8, 15, 29 and 58 bands
-/// (1/29 … 1/2) 73.3 / 73.5 / 73.8 / 74.4 / 74.7; no prefetch, 3 × 3 dilation 51.6
-/// (docs/PERFORMANCE.md).
+/// (1/29 … 1/2) 73.3 / 73.5 / 73.8 / 74.4 / 74.7. Without a prefetch (plain order, half the
+/// resident warps: 50.8) the 3 × 3 dilation took 51.6 (docs/PERFORMANCE.md).
 fn word_tile_prefetch_rows(gpu: &Gpu, func: &CudaFunction, inst: WordTile, s: Filter2dShape) -> Result<u32> {
     let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
     let rows = WordTile::ROWS[inst as usize] as usize;
