@@ -694,7 +694,7 @@ fn word_tile_stage<T: Filter2dElement>(
     let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = s.w.is_multiple_of(4) as u32;
-    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, inst, s)?;
+    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows, WordTile::OUT_BYTES[inst as usize])?;
     a.tiles = tiles;
     Ok(Stage {
         func: func.clone(),
@@ -717,10 +717,15 @@ fn word_tile_stage<T: Filter2dElement>(
 /// 48.9 / 49.5, 5 × 5 dilation 53.7 / 53.5 / 53.3 / 53.8; Sobel at 4, 8, 15, 29 and 58 bands
 /// (1/29 … 1/2) 73.3 / 73.5 / 73.8 / 74.4 / 74.7. Without a prefetch (plain order, half the
 /// resident warps: 50.8) the 3 × 3 dilation took 51.6 (docs/PERFORMANCE.md).
-fn word_tile_prefetch_rows(gpu: &Gpu, func: &CudaFunction, inst: WordTile, s: Filter2dShape) -> Result<u32> {
-    let cols = word_tile_cols(WordTile::WORDS[inst as usize]) as usize;
-    let rows = WordTile::ROWS[inst as usize] as usize;
-    let fraction = if WordTile::OUT_BYTES[inst as usize] == 1 { 8 } else { 32 };
+fn word_tile_prefetch_rows(
+    gpu: &Gpu,
+    func: &CudaFunction,
+    s: Filter2dShape,
+    cols: usize,
+    rows: usize,
+    out_bytes: usize,
+) -> Result<u32> {
+    let fraction = if out_bytes == 1 { 8 } else { 32 };
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
     let blocks = func.occupancy_max_active_blocks_per_multiprocessor(ROW_VECTOR_THREADS, 0, None)? as usize;
     let resident = blocks * warps_per_block * gpu.props().sm_count as usize;
