@@ -1,7 +1,8 @@
 //! Max/min of long windows on 4-byte words (the `VanHerk` rung's fast passes): a column pass in
 //! O(1) per output that streams each lane down a strip of rows, and a row pass in O(log k) per
 //! output in registers and warp shuffles. Pixels move between memory and registers as whole
-//! words; the column pass compares them packed, the row pass unpacked ([`LaneExtremum`]).
+//! words; the column pass compares them packed (u8 on sm_90: [`HighBytes`], a byte in the high
+//! half of each 16-bit lane), the row pass unpacked ([`LaneExtremum`]).
 
 use super::*;
 
@@ -26,6 +27,8 @@ pub trait LaneExtremum: Extremum {
     fn start_bits() -> u32 {
         Self::START.bits()
     }
+    /// How the column pass holds a packed word while it compares it ([`Held`]).
+    type Held: Held;
     /// A word of identities.
     #[inline(always)]
     fn start_word() -> u32 {
@@ -55,9 +58,57 @@ fn at_least<const BITS: u32>(a: u32, b: u32) -> u32 {
     byte_perm((a & !b) | ((a | !b) & low_diff), 0, replicate_sign)
 }
 
+/// A packed word as the column pass compares it: the word itself ([`LaneExtremum::op_word`]),
+/// or — u8 on sm_90 — [`HighBytes`]. The pass's stack keeps packed words; it holds a word as it
+/// reads it and releases a result as it stores it.
+pub trait Held: Copy {
+    fn hold<E: LaneExtremum>(w: u32) -> Self;
+    fn release(self) -> u32;
+    fn op<E: LaneExtremum>(self, other: Self) -> Self;
+}
+
+impl Held for u32 {
+    #[inline(always)]
+    fn hold<E: LaneExtremum>(w: u32) -> u32 {
+        w
+    }
+    #[inline(always)]
+    fn release(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn op<E: LaneExtremum>(self, other: u32) -> u32 {
+        E::op_word(self, other)
+    }
+}
+
+/// A word of four u8 as two words of 16-bit lanes with a byte in the high half of each lane:
+/// `[w << 8, w]` (bytes 0 and 2, bytes 1 and 3). A 16-bit max/min decides a lane by its high byte
+/// whatever the low byte holds, so one `VIMNMX.U16x2` compares two pixels without unpacking: a
+/// shift to hold a word, two instructions per comparison of four pixels (against about nine
+/// for the packed `at_least` form), one `prmt` to release.
+#[derive(Clone, Copy)]
+pub struct HighBytes([u32; 2]);
+
+impl Held for HighBytes {
+    #[inline(always)]
+    fn hold<E: LaneExtremum>(w: u32) -> HighBytes {
+        HighBytes([w << 8, w])
+    }
+    #[inline(always)]
+    fn release(self) -> u32 {
+        byte_perm(self.0[0], self.0[1], 0x7351)
+    }
+    #[inline(always)]
+    fn op<E: LaneExtremum>(self, other: HighBytes) -> HighBytes {
+        HighBytes([E::op_pairs(self.0[0], other.0[0]), E::op_pairs(self.0[1], other.0[1])])
+    }
+}
+
 macro_rules! lane_extremum {
-    ($($e:ident<$t:ty>: $op:expr, $word:expr $(, pairs $pairs:expr)?;)*) => {$(
+    ($($e:ident<$t:ty>: $op:expr, $word:expr $(, pairs $pairs:expr)? $(, held $held:ty)?;)*) => {$(
         impl LaneExtremum for $e<$t> {
+            type Held = lane_extremum!(@held $($held)?);
             #[inline(always)]
             fn op_bits(a: u32, b: u32) -> u32 {
                 $op(a, b)
@@ -75,6 +126,8 @@ macro_rules! lane_extremum {
             )?
         }
     )*};
+    (@held) => { u32 };
+    (@held $held:ty) => { $held };
 }
 #[cfg(not(target_feature = "sm_90"))]
 lane_extremum! {
@@ -85,8 +138,8 @@ lane_extremum! {
 }
 #[cfg(target_feature = "sm_90")]
 lane_extremum! {
-    Max<u8>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<8>(a, b)), pairs max_u16x2;
-    Min<u8>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<8>(a, b)), pairs min_u16x2;
+    Max<u8>: u32::max, |a: u32, b: u32| b ^ ((a ^ b) & at_least::<8>(a, b)), pairs max_u16x2, held HighBytes;
+    Min<u8>: u32::min, |a: u32, b: u32| a ^ ((a ^ b) & at_least::<8>(a, b)), pairs min_u16x2, held HighBytes;
     Max<u16>: u32::max, max_u16x2, pairs max_u16x2;
     Min<u16>: u32::min, min_u16x2, pairs min_u16x2;
 }
@@ -133,7 +186,8 @@ const CHUNK: usize = 8;
 /// registers, each output written as soon as it is known — it overwrites each consumed suffix
 /// with the new raw word; one backward sweep then turns the stack into block `b + 1`'s suffixes.
 /// Each input row is loaded once per strip (plus the first block's `k − 1` rows of halo), each
-/// output is three comparisons per pixel, and no barrier is needed: every lane touches only its
+/// output is three comparisons per pixel (the stack keeps packed words, compared as
+/// [`LaneExtremum::Held`]), and no barrier is needed: every lane touches only its
 /// own stack. Interior warps first ask L2 for their strip's first 32 rows (one
 /// `prefetch.global.L2`, a lane per row). Shared memory: [`van_herk_words_smem`].
 #[inline(always)]
@@ -280,7 +334,7 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
 
     let mut base = 0;
     while base < strip {
-        let mut prefix = E::start_word();
+        let mut prefix = E::Held::hold::<E>(E::start_word());
         // Output base + i is suffix_b[i] ⊕ prefix; position base + k + i extends the prefix and
         // replaces suffix_b[i] when a later output needs it (base + i + 1 < strip).
         let outputs = k.min(strip - base);
@@ -304,8 +358,8 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
             crate::unroll!(CHUNK, |u| {
                 let iu = i + u as u32;
                 unsafe {
-                    emit(E::op_word(slot(iu).read(), prefix));
-                    prefix = E::op_word(prefix, raw[u]);
+                    emit(hold::<E>(slot(iu).read()).op::<E>(prefix).release());
+                    prefix = prefix.op::<E>(hold::<E>(raw[u]));
                     slot(iu).write(raw[u]);
                 }
             });
@@ -314,14 +368,14 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
         while i < loads {
             let raw = next();
             unsafe {
-                emit(E::op_word(slot(i).read(), prefix));
-                prefix = E::op_word(prefix, raw);
+                emit(hold::<E>(slot(i).read()).op::<E>(prefix).release());
+                prefix = prefix.op::<E>(hold::<E>(raw));
                 slot(i).write(raw);
             }
             i += 1;
         }
         while i < outputs {
-            unsafe { emit(E::op_word(slot(i).read(), prefix)) };
+            unsafe { emit(hold::<E>(slot(i).read()).op::<E>(prefix).release()) };
             i += 1;
         }
         base += k;
@@ -332,6 +386,12 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
     }
 }
 
+/// A packed word as `E`'s column pass compares it.
+#[inline(always)]
+fn hold<E: LaneExtremum>(w: u32) -> E::Held {
+    E::Held::hold::<E>(w)
+}
+
 /// Turns the `k` raw words of a lane's stack (slot `i` at `stack + 32 i`) into suffix extrema:
 /// slot `i` becomes the extremum of slots `i .. k`.
 ///
@@ -339,7 +399,7 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
 /// `stack` is this lane's column of `k` words of shared memory.
 #[inline(always)]
 unsafe fn suffixes<E: LaneExtremum>(stack: *mut u32, k: u32) {
-    let mut acc = E::start_word();
+    let mut acc = hold::<E>(E::start_word());
     let mut i = k;
     // SAFETY (of every slot): below k.
     while i >= CHUNK as u32 {
@@ -348,16 +408,16 @@ unsafe fn suffixes<E: LaneExtremum>(stack: *mut u32, k: u32) {
             raw[u] = unsafe { stack.add(32 * (i - 1 - u as u32) as usize).read() };
         });
         crate::unroll!(CHUNK, |u| {
-            acc = E::op_word(acc, raw[u]);
-            unsafe { stack.add(32 * (i - 1 - u as u32) as usize).write(acc) };
+            acc = acc.op::<E>(hold::<E>(raw[u]));
+            unsafe { stack.add(32 * (i - 1 - u as u32) as usize).write(acc.release()) };
         });
         i -= CHUNK as u32;
     }
     while i > 0 {
         i -= 1;
         unsafe {
-            acc = E::op_word(acc, stack.add(32 * i as usize).read());
-            stack.add(32 * i as usize).write(acc);
+            acc = acc.op::<E>(hold::<E>(stack.add(32 * i as usize).read()));
+            stack.add(32 * i as usize).write(acc.release());
         }
     }
 }
