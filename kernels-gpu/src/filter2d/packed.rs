@@ -59,8 +59,9 @@ const OUT_ROWS_CAP: usize = WORD_TILE_MAX_ROWS as usize;
 // Max and min: down first
 // ---------------------------------------------------------------------------------------------
 
-/// Max/min of the 16-bit lanes of two words of *biased* pixels: each lane holds `2^15 + v`
-/// (`v` < 256), and so does the result.
+/// Max/min of the 16-bit lanes of two lane words ([`split_lane_words`]): of *biased* pixels,
+/// each lane `2^15 + v` (`v` < 256), or on sm_90 of pixels in each lane's high byte; the result
+/// is in the same form.
 pub trait LaneOp {
     fn lanes(a: u32, b: u32) -> u32;
 }
@@ -105,10 +106,28 @@ impl LaneOp for Min<u8> {
 /// The even pixels (bytes 0, 2) and the odd pixels (bytes 1, 3) of a word, biased into the
 /// 16-bit lanes of two words: `[2^15 + b0, 2^15 + b2]`, `[2^15 + b1, 2^15 + b3]`. One `prmt`
 /// each, the bias bytes taken from a constant.
+#[cfg(not(target_feature = "sm_90"))]
 #[inline(always)]
-fn split_biased(w: u32) -> [u32; 2] {
+fn split_lane_words(w: u32) -> [u32; 2] {
     [byte_perm(w, 0x8080_8080, 0x4240), byte_perm(w, 0x8080_8080, 0x4341)]
 }
+
+/// sm_90: the even and odd pixels of a word in the *high* halves of the 16-bit lanes of two
+/// words, `[w << 8, w]` (the low halves hold the neighbouring pixels): `max.u16x2` decides a lane
+/// by its high byte whatever the low byte holds, so no bias and no unpacking is needed — one shift
+/// per word where the biased split takes two `prmt`.
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+fn split_lane_words(w: u32) -> [u32; 2] {
+    [w << 8, w]
+}
+
+/// `prmt` selector that interleaves the even and odd lane words of [`split_lane_words`] back into
+/// a word of pixels.
+#[cfg(not(target_feature = "sm_90"))]
+const INTERLEAVE_LANE_WORDS: u32 = 0x6240;
+#[cfg(target_feature = "sm_90")]
+const INTERLEAVE_LANE_WORDS: u32 = 0x7351;
 
 /// The `R` windows of `K` consecutive values of `v[0 .. R + K − 1]` (lane words), by van
 /// Herk/Gil-Werman over blocks of `K`: window `i` is the fold of its block's suffix from `i` and
@@ -153,7 +172,7 @@ fn sliding_lanes<E: LaneOp, const K: usize, const R: usize>(v: &[u32; ROWS_CAP])
 }
 
 /// Max/min down first. Each row position's `P` words, and one word of the two pixels each side
-/// (`[l2, l3, r0, r1]`), are split into biased even/odd lane words (`2P + 2`); each lane word
+/// (`[l2, l3, r0, r1]`), are split into even/odd lane words (`2P + 2`, [`split_lane_words`]); each lane word
 /// is reduced down its `R + K − 1` rows to the `R` windows ([`sliding_lanes`]); then each output
 /// row is reduced across, per word: the pair `op(even, odd)` and the neighbours one and two
 /// pixels away from `prmt`s of the adjacent lane words, `K` lane operations, and one `prmt` to
@@ -181,7 +200,7 @@ impl<E: LaneOp, const K: usize> WordFilter<K> for E {
                         } else {
                             byte_perm(rows.left[j], rows.right[j], 0x5432)
                         };
-                        v[j] = split_biased(w)[c % 2];
+                        v[j] = split_lane_words(w)[c % 2];
                     }
                 });
                 down[c] = sliding_lanes::<E, K, R>(&v);
@@ -218,7 +237,7 @@ impl<E: LaneOp, const K: usize> WordFilter<K> for E {
                             E::lanes(core, funnel16(odd, odd_next)),
                         ]
                     };
-                    out[q] = byte_perm(e, o, 0x6240);
+                    out[q] = byte_perm(e, o, INTERLEAVE_LANE_WORDS);
                 });
                 emit(i, &out);
             }
