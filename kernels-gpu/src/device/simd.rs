@@ -22,6 +22,22 @@ pub fn funnel16(a: u32, b: u32) -> u32 {
     byte_perm(a, b, 0x5432)
 }
 
+/// `[w << 8, w]`: the even bytes (0, 2) and the odd bytes (1, 3) of `w` in the *high* halves of
+/// the 16-bit lanes of two words (the low halves hold the neighbouring bytes). A 16-bit max/min
+/// (`max.u16x2`) decides a lane by its high byte whatever the low byte holds, so u8 pixels compare
+/// two per instruction this way with no unpacking and no bias: one shift per word.
+#[inline(always)]
+pub fn high_byte_lanes(w: u32) -> [u32; 2] {
+    [w << 8, w]
+}
+
+/// The inverse of [`high_byte_lanes`]: the word whose even bytes are the high bytes of `even`'s
+/// lanes and whose odd bytes are those of `odd`'s, one `prmt`.
+#[inline(always)]
+pub fn join_high_byte_lanes(even: u32, odd: u32) -> u32 {
+    byte_perm(even, odd, 0x7351)
+}
+
 /// `dp4a.u32.u32`: `c + Σ a.byte[i] · b.byte[i]` over the four unsigned bytes of `a` and `b`
 /// (wrapping). One instruction sums four u8 samples (`b = 0x01010101`, or a byte mask) or their
 /// squares (`b = a`).

@@ -112,22 +112,23 @@ fn split_lane_words(w: u32) -> [u32; 2] {
     [byte_perm(w, 0x8080_8080, 0x4240), byte_perm(w, 0x8080_8080, 0x4341)]
 }
 
-/// sm_90: the even and odd pixels of a word in the *high* halves of the 16-bit lanes of two
-/// words, `[w << 8, w]` (the low halves hold the neighbouring pixels): `max.u16x2` decides a lane
-/// by its high byte whatever the low byte holds, so no bias and no unpacking is needed — one shift
-/// per word where the biased split takes two `prmt`.
+/// sm_90: [`high_byte_lanes`] — `max.u16x2` needs no bias, so one shift per word where the
+/// biased split takes two `prmt`.
 #[cfg(target_feature = "sm_90")]
 #[inline(always)]
 fn split_lane_words(w: u32) -> [u32; 2] {
-    [w << 8, w]
+    high_byte_lanes(w)
 }
 
-/// `prmt` selector that interleaves the even and odd lane words of [`split_lane_words`] back into
-/// a word of pixels.
-#[cfg(not(target_feature = "sm_90"))]
-const INTERLEAVE_LANE_WORDS: u32 = 0x6240;
-#[cfg(target_feature = "sm_90")]
-const INTERLEAVE_LANE_WORDS: u32 = 0x7351;
+/// The word of pixels whose even and odd pixels are in the lane words `even` and `odd` (the
+/// inverse of [`split_lane_words`]): one `prmt`.
+#[inline(always)]
+fn join_lane_words(even: u32, odd: u32) -> u32 {
+    #[cfg(target_feature = "sm_90")]
+    return join_high_byte_lanes(even, odd);
+    #[cfg(not(target_feature = "sm_90"))]
+    byte_perm(even, odd, 0x6240)
+}
 
 /// The `R` windows of `K` consecutive values of `v[0 .. R + K − 1]` (lane words), by van
 /// Herk/Gil-Werman over blocks of `K`: window `i` is the fold of its block's suffix from `i` and
@@ -237,7 +238,7 @@ impl<E: LaneOp, const K: usize> WordFilter<K> for E {
                             E::lanes(core, funnel16(odd, odd_next)),
                         ]
                     };
-                    out[q] = byte_perm(e, o, INTERLEAVE_LANE_WORDS);
+                    out[q] = join_lane_words(e, o);
                 });
                 emit(i, &out);
             }

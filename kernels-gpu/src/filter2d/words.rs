@@ -82,22 +82,20 @@ impl Held for u32 {
     }
 }
 
-/// A word of four u8 as two words of 16-bit lanes with a byte in the high half of each lane:
-/// `[w << 8, w]` (bytes 0 and 2, bytes 1 and 3). A 16-bit max/min decides a lane by its high byte
-/// whatever the low byte holds, so one `VIMNMX.U16x2` compares two pixels without unpacking: a
-/// shift to hold a word, two instructions per comparison of four pixels (against about nine
-/// for the packed `at_least` form), one `prmt` to release.
+/// A word of four u8 as [`high_byte_lanes`]: one `VIMNMX.U16x2` compares two pixels without
+/// unpacking — a shift to hold a word, two instructions per comparison of four pixels (against
+/// about nine for the packed `at_least` form), one `prmt` to release.
 #[derive(Clone, Copy)]
 pub struct HighBytes([u32; 2]);
 
 impl Held for HighBytes {
     #[inline(always)]
     fn hold<E: LaneExtremum>(w: u32) -> HighBytes {
-        HighBytes([w << 8, w])
+        HighBytes(high_byte_lanes(w))
     }
     #[inline(always)]
     fn release(self) -> u32 {
-        byte_perm(self.0[0], self.0[1], 0x7351)
+        join_high_byte_lanes(self.0[0], self.0[1])
     }
     #[inline(always)]
     fn op<E: LaneExtremum>(self, other: HighBytes) -> HighBytes {
