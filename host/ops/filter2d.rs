@@ -613,14 +613,26 @@ fn warp_strip(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> us
     strip
 }
 
+/// Output rows per warp of the word-stream van Herk column pass for a window of `k` rows: 24
+/// below 25 rows, 28 up to 47, 32 beyond — whether or not that is a whole number of van Herk
+/// blocks (a strip shorter than `k` ends inside its first block's prefix stream; one longer ends
+/// part way through a block, whose suffix sweep it still pays). Measured on the H100 (u8 8192²,
+/// the column pass alone, docs/PERFORMANCE.md): against the earlier first multiple of `k` from
+/// 30 rows these strips took `k` = 7 from 70.1 to 56.0 µs, 15 from 58.6 to 52.9, 25 from 63.7 to
+/// 56.8, 31 from 58.3 to 57.4 and 63 from 80.3 to 68.4. Shorter strips (16, 12) lost again:
+/// fewer outputs per halo row loaded.
+fn van_herk_col_strip(k: usize) -> usize {
+    match k {
+        ..25 => 24,
+        ..48 => 28,
+        _ => 32,
+    }
+}
+
 /// The word-stream van Herk column pass for a window of `k` rows: one warp per 128 bytes of
-/// columns and a strip of the first multiple of `k` from 30 rows (each strip loads `k − 1` rows
-/// of halo), shortened while the grid would leave SMs idle. A whole number of van Herk blocks:
-/// a strip one row past a block (the earlier `max(32, k + 1)`) paid a block's suffix sweep for
-/// that row: on the H100, 31-row strips took the 31 × 31 dilation from 169.3 to 162.9 µs and
-/// 30-row strips the 15 × 15 from 154.4 to 149.4 µs. Short strips make many waves, which the block
-/// scheduler balances across SMs that run at different speeds (docs/PERFORMANCE.md). Returns
-/// the pass's `(kernel, launch, tiles, strip, vector_rows)`.
+/// columns and a strip of [`van_herk_col_strip`]`(k)` rows (each strip loads `k − 1` rows of
+/// halo), shortened while the grid would leave SMs idle. Returns the pass's `(kernel, launch,
+/// tiles, strip, vector_rows)`.
 fn van_herk_col_words_pass(
     gpu: &Gpu,
     s: Filter2dShape,
@@ -629,7 +641,7 @@ fn van_herk_col_words_pass(
 ) -> Result<(MorphKernel, LaunchConfig, WarpTiles, u32, u32)> {
     let per = 4 / size;
     let across = s.w.div_ceil(32 * per);
-    let strip = warp_strip(gpu, s, across, (k * 30usize.div_ceil(k)).min(512));
+    let strip = warp_strip(gpu, s, across, van_herk_col_strip(k));
     let (mut c, tiles) = warp_tile_grid(s, across, strip, "van-herk")?;
     c.shared_mem_bytes = van_herk_words_smem(k as u32) as u32;
     let vector = s.w.is_multiple_of(per) as u32;

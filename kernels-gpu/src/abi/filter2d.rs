@@ -165,8 +165,10 @@ pub const fn van_herk_words_smem(k: u32) -> u64 {
 /// windows take the tiled van Herk column pass.
 pub const VAN_HERK_WORDS_MAX: u32 = 48 * 1024 / (WORD_PASS_WARPS * 32 * 4);
 
-/// Output rows per warp of the doubling row pass.
-pub const DOUBLING_ROWS: u32 = 16;
+/// Output rows per warp of the doubling row pass. More, shorter warps ran faster on the H100 up
+/// to a point: the u8 1 × 31 row pass (8192²) took 64.5 µs at 10 rows against 67.6 at 16, 87.0
+/// at 32, 65.0 at 8 and 73.5 at 4 (docs/PERFORMANCE.md).
+pub const DOUBLING_ROWS: u32 = 10;
 /// Rows whose loads a doubling-row warp keeps in flight ahead of the row it filters.
 pub const DOUBLING_AHEAD: u32 = 2;
 
