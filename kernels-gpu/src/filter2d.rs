@@ -1371,7 +1371,7 @@ pub mod word_tile_any {
 
 macro_rules! doubling_u8_entries {
     ($($inst:ident => $fold:ident, $steps:literal;)*) => {$(
-        entry!($crate::doubling_u8_kernel_name!($inst), $inst, u8, u8, super::doubling_rows::<$fold<u8>, 8, 2, { DOUBLING_AHEAD as usize }, $steps>);
+        entry!($crate::doubling_u8_kernel_name!($inst), $inst, u8, u8, super::doubling_rows::<$fold<u8>, 8, 2, { DOUBLING_U8_AHEAD as usize }, $steps>);
         // 7 blocks of 4 warps per SM: 72 registers without spills (at 6 blocks ptxas took 75–80
         // in the whole-module build, which leaves room for 6 only).
         $crate::launch_bounds!($crate::doubling_u8_kernel_name!($inst), 128, 7);

@@ -169,8 +169,12 @@ pub const VAN_HERK_WORDS_MAX: u32 = 48 * 1024 / (WORD_PASS_WARPS * 32 * 4);
 /// to a point: the u8 1 × 31 row pass (8192²) took 64.5 µs at 10 rows against 67.6 at 16, 87.0
 /// at 32, 65.0 at 8 and 73.5 at 4 (docs/PERFORMANCE.md).
 pub const DOUBLING_ROWS: u32 = 10;
-/// Rows whose loads a doubling-row warp keeps in flight ahead of the row it filters.
+/// Rows whose loads a doubling-row warp keeps in flight ahead of the row it filters (its rows
+/// are in L2 already: the warp prefetched them): the 16-byte passes.
 pub const DOUBLING_AHEAD: u32 = 2;
+/// [`DOUBLING_AHEAD`] of the u8 8-byte passes: with 10-row warps one row ran faster than two on
+/// the H100 (1 × 31 row pass 63.7–64.0 → 62.4–62.5 µs; three rows 64.2–64.6).
+pub const DOUBLING_U8_AHEAD: u32 = 1;
 
 /// Outputs per warp of the doubling row pass for a window of `k` columns anchored at `ax`, with
 /// `n` elements per lane (16 or 8 bytes): the warp loads `32 · n` columns from a boundary of
