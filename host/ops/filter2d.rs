@@ -1085,8 +1085,12 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 if kw > 1 {
                     let doubling = doubling_row_kernel(kernels, fs, ext, size, kw as u32, anchor.1 as u32);
                     passes.push(if let (true, Some((kernel, lanes, outs))) = (vh, doubling) {
-                        let (c, warps) =
-                            warp_tile_grid(s, s.w.div_ceil(outs as usize), DOUBLING_ROWS as usize, v.name())?;
+                        let (c, warps) = warp_tile_grid(
+                            s,
+                            s.w.div_ceil(outs as usize),
+                            doubling_rows_per_warp(lanes * size) as usize,
+                            v.name(),
+                        )?;
                         let vector = s.w.is_multiple_of(lanes as usize) as u32;
                         (kernel, c, warps, outs, vector)
                     } else if vh {

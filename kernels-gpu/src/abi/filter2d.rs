@@ -165,10 +165,24 @@ pub const fn van_herk_words_smem(k: u32) -> u64 {
 /// windows take the tiled van Herk column pass.
 pub const VAN_HERK_WORDS_MAX: u32 = 48 * 1024 / (WORD_PASS_WARPS * 32 * 4);
 
-/// Output rows per warp of the doubling row pass. More, shorter warps ran faster on the H100 up
-/// to a point: the u8 1 × 31 row pass (8192²) took 64.5 µs at 10 rows against 67.6 at 16, 87.0
-/// at 32, 65.0 at 8 and 73.5 at 4 (docs/PERFORMANCE.md).
-pub const DOUBLING_ROWS: u32 = 10;
+/// Output rows per warp of the doubling row passes of 16 bytes per lane (u16, f32, u8 windows
+/// past 129 columns).
+pub const DOUBLING_ROWS: u32 = 16;
+/// Output rows per warp of the u8 doubling row passes of 8 bytes per lane. More, shorter warps
+/// ran faster on the H100 up to a point: the 1 × 31 row pass (8192²) took 63.8–64.1 µs at 10 rows
+/// against 66.3–67.0 at 16, 89.7–90.0 at 32 and 63.9–64.2 at 8; 73.3–74.7 at 4 in a build with
+/// the count a run-time knob (docs/PERFORMANCE.md). The 16-byte passes were not timed with
+/// other counts and keep [`DOUBLING_ROWS`].
+pub const DOUBLING_U8_ROWS: u32 = 10;
+
+/// Output rows per warp of a doubling row pass of `lane_bytes` (8 or 16) bytes per lane.
+pub const fn doubling_rows_per_warp(lane_bytes: u32) -> u32 {
+    if lane_bytes == 8 {
+        DOUBLING_U8_ROWS
+    } else {
+        DOUBLING_ROWS
+    }
+}
 /// Rows whose loads a doubling-row warp keeps in flight ahead of the row it filters (its rows
 /// are in L2 already: the warp prefetched them): the 16-byte passes.
 pub const DOUBLING_AHEAD: u32 = 2;

@@ -448,8 +448,8 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 
 /// Row pass in O(log k) per output: each lane owns 16 or 8 bytes (`N` elements, `V` words) of a
 /// row, the warp `32 · N` contiguous columns loaded from a `4V`-byte boundary `ceil(ax / N)`
-/// lanes left of its first output ([`doubling_row_outputs`] outputs per warp, [`DOUBLING_ROWS`]
-/// rows, the loads of the next `AHEAD` rows in flight while a row is filtered).
+/// lanes left of its first output ([`doubling_row_outputs`] outputs per warp,
+/// [`doubling_rows_per_warp`] rows, the loads of the next `AHEAD` rows in flight while a row is filtered).
 ///
 /// The lane's words are first shifted by the window anchor's misalignment (byte permutes with
 /// the next lane's words), so element `j` of lane `l` starts the window of output `l·N + j`.
@@ -477,7 +477,8 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
     const { assert!(STEPS <= doubling_steps(u32::MAX, N as u32) as usize) };
     let n = N as u32;
     let outs = a.strip;
-    let Some((p, r0, c0)) = warp_tile_origin(a, outs, DOUBLING_ROWS, false) else {
+    let band = doubling_rows_per_warp(4 * V as u32);
+    let Some((p, r0, c0)) = warp_tile_origin(a, outs, band, false) else {
         return;
     };
     let (k, w) = (a.kw, a.w as i32);
@@ -486,7 +487,7 @@ pub unsafe fn doubling_rows<E: LaneExtremum, const N: usize, const V: usize, con
     let first = c0 - halo as i32 + (lane * n) as i32;
     let plane = Plane::of(x, p, a);
     let whole = a.vector_rows != 0 && first >= 0 && first + n as i32 <= w;
-    let rows = DOUBLING_ROWS.min(a.h - r0 as u32);
+    let rows = band.min(a.h - r0 as u32);
     // The warp's rows into L2 up front (one instruction per 32 / V rows): the loads issued
     // `AHEAD` rows before use then find them there.
     let c_first = (c0 - halo as i32).max(0) as usize * <E::T as Pixel>::SIZE;
