@@ -623,8 +623,8 @@ fn warp_strip(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: usize) -> us
 /// fewer outputs per halo row loaded.
 fn van_herk_col_strip(k: usize) -> usize {
     match k {
-        ..25 => 24,
-        ..48 => 28,
+        0..25 => 24,
+        25..48 => 28,
         _ => 32,
     }
 }
