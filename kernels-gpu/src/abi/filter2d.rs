@@ -183,6 +183,7 @@ pub const fn doubling_rows_per_warp(lane_bytes: u32) -> u32 {
         DOUBLING_ROWS
     }
 }
+
 /// Rows whose loads a doubling-row warp keeps in flight ahead of the row it filters (its rows
 /// are in L2 already: the warp prefetched them): the 16-byte passes.
 pub const DOUBLING_AHEAD: u32 = 2;

@@ -449,7 +449,8 @@ unsafe fn store_word<T: Pixel>(row: *mut T, v: u32, c: i32, w: i32, whole: bool)
 /// Row pass in O(log k) per output: each lane owns 16 or 8 bytes (`N` elements, `V` words) of a
 /// row, the warp `32 · N` contiguous columns loaded from a `4V`-byte boundary `ceil(ax / N)`
 /// lanes left of its first output ([`doubling_row_outputs`] outputs per warp,
-/// [`doubling_rows_per_warp`] rows, the loads of the next `AHEAD` rows in flight while a row is filtered).
+/// [`doubling_rows_per_warp`] rows, the loads of the next `AHEAD` rows in flight while a row is
+/// filtered).
 ///
 /// The lane's words are first shifted by the window anchor's misalignment (byte permutes with
 /// the next lane's words), so element `j` of lane `l` starts the window of output `l·N + j`.
