@@ -332,7 +332,7 @@ unsafe fn stream_column<E: LaneExtremum>(lane: &LaneColumn<E::T>, k: u32, strip:
 
     let mut base = 0;
     while base < strip {
-        let mut prefix = E::Held::hold::<E>(E::start_word());
+        let mut prefix = hold::<E>(E::start_word());
         // Output base + i is suffix_b[i] ⊕ prefix; position base + k + i extends the prefix and
         // replaces suffix_b[i] when a later output needs it (base + i + 1 < strip).
         let outputs = k.min(strip - base);
