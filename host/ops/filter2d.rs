@@ -265,8 +265,6 @@ macro_rules! word_tile_table {
             const WORDS: &'static [u32] = &[$($p),*];
             /// Output rows per lane of each kernel.
             const ROWS: &'static [u32] = &[$($r),*];
-            /// Bytes per output element of each kernel.
-            const OUT_BYTES: &'static [usize] = &[$(core::mem::size_of::<$o>()),*];
         }
     };
 }
@@ -706,7 +704,7 @@ fn word_tile_stage<T: Filter2dElement>(
     let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = s.w.is_multiple_of(4) as u32;
-    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows, WordTile::OUT_BYTES[inst as usize], k)?;
+    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows, inst.prefetch_fraction())?;
     a.tiles = tiles;
     Ok(Stage {
         func: func.clone(),
@@ -718,39 +716,45 @@ fn word_tile_stage<T: Filter2dElement>(
     })
 }
 
-/// How far below its own tile a word-tile warp prefetches (`Filter2dArgs::prefetch_rows`): a
-/// fraction of the warps resident on the device, as whole bands of tiles across the plane, so
-/// the rows a warp asks L2 for are those of a warp that starts a little later. Warps filter a
-/// tile and exit, so each waits out its loads once; with its rows on the way to L2 the wait is
-/// shorter. The fraction was measured: an eighth for u8 outputs (a quarter for the 5 × 5 tiles),
-/// a thirty-second for the i16 outputs of Sobel, whose writes keep L2 busier (ncu: L2 throughput
-/// 92% of peak). On the H100 (u8 8192², the border strips launched first; µs at 1/16, 1/8, 1/4,
-/// 1/2 of the resident warps, same calls): 3 × 3 dilation 49.15 / 48.9–49.0 / 48.97 / 49.6,
-/// Gaussian 49.0–49.15 / 48.8–49.1 / 48.9 / 49.5, 5 × 5 dilation 53.7 / 53.5 / 53.3 / 53.8; Sobel
-/// at 4, 8, 15, 29 and 58 bands (1/29 … 1/2) 73.3 / 73.5 / 73.8 / 74.4 / 74.7. Without a prefetch
-/// (plain order, half the resident warps: 50.8) the 3 × 3 dilation took 51.6. The 5 × 5 dilation
-/// again (2026-11-26, two rounds in one call): 1/3, 1/4, 1/6 52.72–52.83, 1/8 52.86–52.90, 1/12
-/// 52.94–53.09, 1/16 52.99–53.02; the 3 × 3 48.75–48.83 at 1/4 against 48.77–48.85 at 1/8
-/// (docs/PERFORMANCE.md).
+/// How far below its own tile a word-tile warp prefetches (`Filter2dArgs::prefetch_rows`): one
+/// `fraction`-th of the warps resident on the device ([`WordTile::prefetch_fraction`]), as whole
+/// bands of tiles across the plane, so the rows a warp asks L2 for are those of a warp that
+/// starts a little later. Warps filter a tile and exit, so each waits out its loads once; with its
+/// rows on the way to L2 the wait is shorter.
 fn word_tile_prefetch_rows(
     gpu: &Gpu,
     func: &CudaFunction,
     s: Filter2dShape,
     cols: usize,
     rows: usize,
-    out_bytes: usize,
-    k: usize,
+    fraction: usize,
 ) -> Result<u32> {
-    let fraction = match (out_bytes, k) {
-        (1, 5) => 4,
-        (1, _) => 8,
-        _ => 32,
-    };
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
     let blocks = func.occupancy_max_active_blocks_per_multiprocessor(ROW_VECTOR_THREADS, 0, None)? as usize;
     let resident = blocks * warps_per_block * gpu.props().sm_count as usize;
     let bands = resident.div_ceil(fraction * s.w.div_ceil(cols).max(1));
     Ok((bands * rows).min(s.h).try_into().unwrap_or(u32::MAX))
+}
+
+impl WordTile {
+    /// The fraction of the resident warps a tile of this kernel prefetches ahead
+    /// ([`word_tile_prefetch_rows`]), as measured: an eighth for the 3 × 3 u8 outputs, a quarter
+    /// for the 5 × 5 tiles, a thirty-second for the i16 outputs of Sobel, whose writes keep L2
+    /// busier (ncu: L2 throughput 92% of peak). On the H100 (u8 8192², the border strips launched
+    /// first; µs at 1/16, 1/8, 1/4, 1/2 of the resident warps, same calls): 3 × 3 dilation 49.15 /
+    /// 48.9–49.0 / 48.97 / 49.6, Gaussian 49.0–49.15 / 48.8–49.1 / 48.9 / 49.5, 5 × 5 dilation 53.7
+    /// / 53.5 / 53.3 / 53.8; Sobel at 4, 8, 15, 29 and 58 bands (1/29 … 1/2) 73.3 / 73.5 / 73.8 /
+    /// 74.4 / 74.7. Without a prefetch (plain order, half the resident warps: 50.8) the 3 × 3
+    /// dilation took 51.6. The 5 × 5 dilation again (2026-11-26, two rounds in one call): 1/3, 1/4,
+    /// 1/6 52.72–52.83, 1/8 52.86–52.90, 1/12 52.94–53.09, 1/16 52.99–53.02; the 3 × 3 48.75–48.83
+    /// at 1/4 against 48.77–48.85 at 1/8 (docs/PERFORMANCE.md).
+    const fn prefetch_fraction(self) -> usize {
+        match self {
+            WordTile::max5 | WordTile::min5 => 4,
+            WordTile::sobel0 | WordTile::sobel1 => 32,
+            WordTile::max3 | WordTile::min3 | WordTile::gauss => 8,
+        }
+    }
 }
 
 /// The doubling row pass for a window of `kw` columns anchored at `ax` on elements of `size`
