@@ -278,6 +278,9 @@ macro_rules! doubling_u8_table {
 }
 crate::for_each_doubling_u8_instance!(doubling_u8_table);
 
+/// The u8 tile van Herk entries, `Max` then `Min`.
+const TILE_VH_NAMES: [&str; 2] = [crate::tile_vh_kernel_name!(Max), crate::tile_vh_kernel_name!(Min)];
+
 const MAGNITUDE_NAMES: [&str; 2] = [
     crate::fixed3_kernel_name!(magnitude_i16),
     crate::fixed3_kernel_name!(magnitude_f32),
@@ -297,6 +300,8 @@ pub(crate) struct Filter2dKernels {
     /// In `DOUBLING_U8` order.
     doubling_u8: Vec<CudaFunction>,
     magnitude: [CudaFunction; 2],
+    /// In `TILE_VH_NAMES` order.
+    tile_vh: [CudaFunction; 2],
 }
 
 impl Family for Filter2dKernels {
@@ -323,6 +328,7 @@ impl Family for Filter2dKernels {
                 .map(|(n, _, _)| module.load_function(n))
                 .collect::<Result<_, _>>()?,
             magnitude: crate::kernels::load_functions(module, MAGNITUDE_NAMES)?,
+            tile_vh: crate::kernels::load_functions(module, TILE_VH_NAMES)?,
         };
         let optin = gpu.props().shared_mem_per_block_optin as i32;
         let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -333,6 +339,9 @@ impl Family for Filter2dKernels {
         }
         for fs in &k.linear {
             fs[2].set_attribute(attr, optin)?;
+        }
+        for f in &k.tile_vh {
+            f.set_attribute(attr, optin)?;
         }
         Ok(k)
     }
@@ -345,6 +354,7 @@ impl Family for Filter2dKernels {
         v.extend(WordTile::NAMES);
         v.extend(WordTile::ANY_NAMES);
         v.extend(MAGNITUDE_NAMES);
+        v.extend(TILE_VH_NAMES);
         v
     }
 }
@@ -1058,6 +1068,26 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                     }
                 };
                 vec![word_tile_stage::<T>(gpu, inst, s, kh, border)?]
+            }
+            MorphVariant::VanHerk
+                if T::WORD_TILE
+                    && std::env::var_os("XP_TILE").is_some()
+                    && kh as u32 <= TILE_VH_MAX_WINDOW
+                    && kw as u32 <= TILE_VH_MAX_WINDOW =>
+            {
+                let func = kernels.tile_vh[ext as usize].clone();
+                let (across, down) = (s.w.div_ceil(TILE_VH_COLS as usize), s.h.div_ceil(TILE_VH_ROWS as usize));
+                let grid = blocks((across * down * s.planes) as u64, v.name())?;
+                let mut a = base;
+                a.vector_rows = s.w.is_multiple_of(16) as u32;
+                vec![Stage {
+                    func,
+                    cfg: cfg(grid, TILE_VH_THREADS, tile_vh_smem(kh as u32) as u64),
+                    args: a,
+                    from: Buf::Input,
+                    to: Buf::Output,
+                    unaligned: None,
+                }]
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;

@@ -39,6 +39,7 @@ use crate::abi::filter2d::*;
 use crate::device::*;
 
 pub mod packed;
+pub mod tile;
 pub mod words;
 pub use packed::{AcrossDown, LaneOp, WordFilter, word_tile, word_tile_any};
 pub use words::{LaneExtremum, doubling_rows, van_herk_col_words};
@@ -1382,4 +1383,13 @@ macro_rules! doubling_u8_entries {
 pub mod doubling_u8 {
     use super::*;
     crate::for_each_doubling_u8_instance!(doubling_u8_entries);
+}
+
+/// The u8 tile van Herk, max and min (windows up to 33 × 33): 256 threads, 3 blocks per SM.
+pub mod tile_vh {
+    use super::*;
+    entry!(crate::tile_vh_kernel_name!(Max), max, u8, u8, tile::tile_van_herk::<Max<u8>>);
+    entry!(crate::tile_vh_kernel_name!(Min), min, u8, u8, tile::tile_van_herk::<Min<u8>>);
+    crate::launch_bounds!(crate::tile_vh_kernel_name!(Max), 256, 3);
+    crate::launch_bounds!(crate::tile_vh_kernel_name!(Min), 256, 3);
 }

@@ -447,3 +447,46 @@ macro_rules! fixed3_kernel_name {
         concat!($crate::kernel_prefix!(), "fixed3_", stringify!($inst))
     };
 }
+
+/// Output rows of a tile van Herk block (`van_herk_tile` in kernels-gpu/src/filter2d/tile.rs):
+/// four strips of [`TILE_VH_STRIP_ROWS`] in the column phase, four rows per lane in the row phase.
+pub const TILE_VH_ROWS: u32 = 128;
+/// Output columns of a tile van Herk block: eight warps' strips of [`TILE_VH_STRIP_COLS`].
+pub const TILE_VH_COLS: u32 = 224;
+/// Threads of a tile van Herk block.
+pub const TILE_VH_THREADS: u32 = 256;
+/// Rows of a column-phase strip (one lane's stream, a word wide).
+pub const TILE_VH_STRIP_ROWS: u32 = 32;
+/// Columns of a row-phase strip (one warp's, four rows per lane).
+pub const TILE_VH_STRIP_COLS: u32 = 28;
+/// Columns staged on each side of the outputs: windows of at most `2 · TILE_VH_HALO + 1` columns.
+pub const TILE_VH_HALO: u32 = 16;
+/// Bytes per staged input row: `TILE_VH_COLS + 2 · TILE_VH_HALO`, whole 16-byte chunks.
+pub const TILE_VH_IN_STRIDE: u32 = TILE_VH_COLS + 2 * TILE_VH_HALO;
+/// Bytes per row of the column phase's results: the input row and a word, an odd number of
+/// words, so lanes on consecutive rows of one column fall in distinct banks.
+pub const TILE_VH_MID_STRIDE: u32 = TILE_VH_IN_STRIDE + 4;
+/// Longest window side of the tile van Herk.
+pub const TILE_VH_MAX_WINDOW: u32 = 2 * TILE_VH_HALO + 1;
+
+/// Bytes of a tile van Herk block's first region: the staged input (`TILE_VH_ROWS + kh − 1`
+/// rows), later the row phase's per-thread slots (a word per strip column and thread).
+pub const fn tile_vh_input_bytes(kh: u32) -> u32 {
+    let staged = (TILE_VH_ROWS + kh - 1) * TILE_VH_IN_STRIDE;
+    let slots = TILE_VH_STRIP_COLS * TILE_VH_THREADS * 4;
+    if staged > slots { staged } else { slots }
+}
+
+/// Shared memory of a tile van Herk block for a window of `kh` rows: the first region and the
+/// column phase's results (later the output rows on their way out).
+pub const fn tile_vh_smem(kh: u32) -> u32 {
+    tile_vh_input_bytes(kh) + TILE_VH_ROWS * TILE_VH_MID_STRIDE
+}
+
+/// Symbol of the u8 tile van Herk kernel for `Max` or `Min`.
+#[macro_export]
+macro_rules! tile_vh_kernel_name {
+    ($fold:ident) => {
+        concat!($crate::kernel_prefix!(), "tile_van_herk_", stringify!($fold))
+    };
+}

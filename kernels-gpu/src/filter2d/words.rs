@@ -65,6 +65,13 @@ pub trait Held: Copy {
     fn hold<E: LaneExtremum>(w: u32) -> Self;
     fn release(self) -> u32;
     fn op<E: LaneExtremum>(self, other: Self) -> Self;
+    /// Holds the word of four u8 `v[0], …, v[3]` (each zero-extended in a register, the word's
+    /// bytes 0 … 3): [`pack`] then [`hold`](Self::hold), or fewer `prmt`s where the held form
+    /// allows.
+    #[inline(always)]
+    fn hold_bytes<E: LaneExtremum>(v: [u32; 4]) -> Self {
+        Self::hold::<E>(pack::<u8>(&v))
+    }
 }
 
 impl Held for u32 {
@@ -100,6 +107,11 @@ impl Held for HighBytes {
     #[inline(always)]
     fn op<E: LaneExtremum>(self, other: HighBytes) -> HighBytes {
         HighBytes([E::op_pairs(self.0[0], other.0[0]), E::op_pairs(self.0[1], other.0[1])])
+    }
+    /// Two `prmt`s: bytes 0 and 2 into the high bytes of the even word's lanes, 1 and 3 the odd's.
+    #[inline(always)]
+    fn hold_bytes<E: LaneExtremum>(v: [u32; 4]) -> HighBytes {
+        HighBytes([byte_perm(v[0], v[2], 0x4000), byte_perm(v[1], v[3], 0x4000)])
     }
 }
 
