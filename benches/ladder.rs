@@ -232,7 +232,12 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
                     MorphVariant::Auto,
                 ]
             } else {
-                &[MorphVariant::Separable, MorphVariant::VanHerk, MorphVariant::Auto]
+                &[
+                    MorphVariant::Separable,
+                    MorphVariant::VanHerk,
+                    MorphVariant::VanHerkTile,
+                    MorphVariant::Auto,
+                ]
             };
             let plans = variants
                 .iter()

@@ -46,6 +46,7 @@ fn main() {
                 MorphVariant::SharedTile,
                 MorphVariant::Separable,
                 MorphVariant::VanHerk,
+                MorphVariant::VanHerkTile,
                 MorphVariant::Auto,
             ]
         };

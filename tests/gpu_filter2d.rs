@@ -201,6 +201,7 @@ fn morph_cases<T: El>(
                 MorphVariant::RowVector => !matches!(win, (3, 3) | (5, 5)),
                 MorphVariant::WordTile => !matches!(win, (3, 3) | (5, 5)) || size_of::<T>() != 1,
                 MorphVariant::ComposedShared => win.0 != win.1 || win.0 % 2 == 0,
+                MorphVariant::VanHerkTile => size_of::<T>() != 1 || win.0 > 33 || win.1 > 33,
                 _ => false,
             };
             for (bi, border) in Border::ALL.into_iter().enumerate() {
@@ -571,8 +572,9 @@ fn one_element_in<T: cudarc::driver::DeviceRepr>(
 
 /// Input and output buffers that are not 16-byte aligned: the word-tile plans (widths that are
 /// whole 16-byte vectors, so planned for the vector kernel) launch the word-by-word kernel
-/// instead. Every word-tile op against the oracle, outputs poisoned first.
-fn word_tile_unaligned_buffers(gpu: &Gpu) -> Result<(), Failed> {
+/// instead, the van Herk tile copies and stores byte by byte. Every word-tile op and the van
+/// Herk tile against the oracle (a width across three of its tiles), outputs poisoned first.
+fn unaligned_buffers(gpu: &Gpu) -> Result<(), Failed> {
     fn err(e: cudarc::driver::DriverError) -> Failed {
         Failed::from(e.to_string())
     }
@@ -615,6 +617,20 @@ fn word_tile_unaligned_buffers(gpu: &Gpu) -> Result<(), Failed> {
                 .collect();
             let op = if dilate { "dilate" } else { "erode" };
             close(&run(gpu, plan, &x1, n)?, &want, 0.0, &what(&format!("{op} {k}×{k}")))?;
+        }
+        for (dilate, win) in [(true, (31, 31)), (false, (8, 17))] {
+            let tile = MorphVariant::VanHerkTile;
+            let plan = if dilate {
+                Filter2dPlan::<u8>::dilate(gpu, shape, win, border, tile)?
+            } else {
+                Filter2dPlan::<u8>::erode(gpu, shape, win, border, tile)?
+            };
+            let want: Vec<f64> = morph_oracle(xs, (h, w), win, border, dilate, false)
+                .iter()
+                .map(|v| v.to_f64())
+                .collect();
+            let what = format!("unaligned van-herk-tile {win:?} {border:?} {planes}×{h}×{w}");
+            close(&run(gpu, plan, &x1, n)?, &want, 0.0, &what)?;
         }
         let got = run(gpu, Filter2dPlan::<u8>::gaussian3x3(gpu, shape, border, v)?, &x1, n)?;
         close(&got, &cpu::gaussian3x3(xs, h, w, border), 0.0, &what("gaussian3x3"))?;
@@ -730,6 +746,23 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
         |e| matches!(e, Error::Unsupported { .. }),
     )?;
     bad(
+        gpu.dilate_with(&x, (34, 5), Border::Zero, MorphVariant::VanHerkTile)
+            .map(|_| ()),
+        "van-herk-tile 34×5",
+        |e| matches!(e, Error::Unsupported { .. }),
+    )?;
+    bad(
+        gpu.erode_with(
+            &Array2::<u16>::zeros((4, 8)),
+            (7, 7),
+            Border::Zero,
+            MorphVariant::VanHerkTile,
+        )
+        .map(|_| ()),
+        "van-herk-tile u16",
+        |e| matches!(e, Error::Unsupported { .. }),
+    )?;
+    bad(
         gpu.gaussian3x3_with(&Array2::<u16>::zeros((4, 8)), Border::Zero, Filter2dVariant::WordTile)
             .map(|_| ()),
         "word-tile u16",
@@ -772,7 +805,7 @@ pub fn trials() -> Vec<Trial> {
             t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u8", v.name()), move |g| {
                 morph_trial::<u8>(g, v, dilate)
             }));
-            if v == MorphVariant::WordTile {
+            if matches!(v, MorphVariant::WordTile | MorphVariant::VanHerkTile) {
                 continue; // u8 only (errors_and_empty checks the others' error)
             }
             t.push(gpu_trial(format!("gpu_filter2d::{op}_{}_u16", v.name()), move |g| {
@@ -783,13 +816,16 @@ pub fn trials() -> Vec<Trial> {
             }));
         }
     }
-    for v in [MorphVariant::VanHerk, MorphVariant::Auto] {
+    for v in [MorphVariant::VanHerk, MorphVariant::VanHerkTile, MorphVariant::Auto] {
         for dilate in [true, false] {
             let op = if dilate { "dilate" } else { "erode" };
             let n = v.name();
             t.push(gpu_trial(format!("gpu_filter2d::long_{op}_{n}_u8"), move |g| {
                 long_window_trial::<u8>(g, v, dilate)
             }));
+            if v == MorphVariant::VanHerkTile {
+                continue;
+            }
             t.push(gpu_trial(format!("gpu_filter2d::long_{op}_{n}_u16"), move |g| {
                 long_window_trial::<u16>(g, v, dilate)
             }));
@@ -841,9 +877,6 @@ pub fn trials() -> Vec<Trial> {
         "gpu_filter2d::word_tile_long_strips".into(),
         word_tile_long_strips,
     ));
-    t.push(gpu_trial(
-        "gpu_filter2d::word_tile_unaligned_buffers".into(),
-        word_tile_unaligned_buffers,
-    ));
+    t.push(gpu_trial("gpu_filter2d::unaligned_buffers".into(), unaligned_buffers));
     t
 }

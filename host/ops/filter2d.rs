@@ -78,6 +78,16 @@ pub enum MorphVariant {
     /// length 1 are skipped. Bottleneck (31 × 31 u8): latency in both passes at 19–39%
     /// occupancy, plus the scratch image's round trip.
     VanHerk,
+    /// u8 images, windows up to 33 × 33: both van Herk passes in one kernel on a block's tile of
+    /// 128 × 224 outputs staged in shared memory (16-byte `cp.async` copies), so the image is
+    /// read once and written once (`VanHerk` writes and reads a scratch image between its
+    /// passes). Columns: each lane streams a 4-byte word down 32 rows; rows: each lane streams 4
+    /// rows' pixels of one column (a word, the column phase's form) along 28 columns; both in van
+    /// Herk runs of up to `k + 1` outputs, the suffixes in registers, two pixels per packed 16-bit
+    /// max/min on sm_90. Bottleneck (31 × 31): instruction issue (three phases behind barriers,
+    /// 3 blocks per SM for the 73 KiB tile). Other element types or windows:
+    /// [`Error::Unsupported`].
+    VanHerkTile,
     /// 3 × 3 and 5 × 5 only: 16 bytes of a row per thread (one vector load per row, the halo from
     /// the neighbouring lanes by warp shuffles), the window separably in registers while the thread
     /// walks down a strip of rows, 16-byte stores. Other windows: [`Error::Unsupported`].
@@ -89,8 +99,9 @@ pub enum MorphVariant {
     /// rows. Bottleneck: latency (each warp loads, waits, computes, stores). Other element types
     /// or windows: [`Error::Unsupported`].
     WordTile,
-    /// u8: `WordTile` for 3 × 3 and 5 × 5; other types: `RowVector` for 3 × 3 and 5 × 5;
-    /// `VanHerk` otherwise (`Separable` where the van Herk tiles do not fit shared memory).
+    /// u8: `WordTile` for 3 × 3 and 5 × 5, `VanHerkTile` for other windows up to 33 × 33 with
+    /// both sides above 1; other types: `RowVector` for 3 × 3 and 5 × 5; `VanHerk` otherwise
+    /// (`Separable` where the van Herk tiles do not fit shared memory).
     /// docs/PERFORMANCE.md has the measurements.
     #[default]
     Auto,
@@ -98,13 +109,14 @@ pub enum MorphVariant {
 
 impl MorphVariant {
     /// The ladder, in order (without `Auto`).
-    pub const ALL: [MorphVariant; 8] = [
+    pub const ALL: [MorphVariant; 9] = [
         MorphVariant::OnePixel,
         MorphVariant::MultiPixel,
         MorphVariant::SharedTile,
         MorphVariant::ComposedShared,
         MorphVariant::Separable,
         MorphVariant::VanHerk,
+        MorphVariant::VanHerkTile,
         MorphVariant::RowVector,
         MorphVariant::WordTile,
     ];
@@ -118,6 +130,7 @@ impl MorphVariant {
             MorphVariant::ComposedShared => "composed-shared",
             MorphVariant::Separable => "separable",
             MorphVariant::VanHerk => "van-herk",
+            MorphVariant::VanHerkTile => "van-herk-tile",
             MorphVariant::RowVector => "row-vector",
             MorphVariant::WordTile => "word-tile",
             MorphVariant::Auto => "auto",
@@ -272,7 +285,34 @@ crate::for_each_word_tile_instance!(word_tile_table);
 
 macro_rules! doubling_u8_table {
     ($($inst:ident => $fold:ident, $steps:literal;)*) => {
-        /// The fixed-steps u8 doubling row passes: symbol, fold and step count of each.
+        /// The one stage of a `VanHerkTile` plan: a block of `TILE_VH_THREADS` per tile of
+/// `TILE_VH_ROWS × TILE_VH_COLS` outputs (tiles across, then down, then planes), the staged
+/// input and the column phase's results in shared memory (`tile_vh_smem`, 73 KiB at 31 rows:
+/// 3 blocks per SM). Rows of whole 16-byte chunks take vector copies and stores (`enqueue`
+/// clears `vector_rows` for unaligned buffers).
+fn tile_vh_stage<T: Filter2dElement>(
+    kernels: &Filter2dKernels,
+    ext: Extremum,
+    s: Filter2dShape,
+    kh: usize,
+    base: Filter2dArgs<T>,
+    what: &'static str,
+) -> Result<Stage<T>> {
+    let (across, down) = (s.w.div_ceil(TILE_VH_COLS as usize), s.h.div_ceil(TILE_VH_ROWS as usize));
+    let grid = blocks((across * down * s.planes) as u64, what)?;
+    let mut a = base;
+    a.vector_rows = s.w.is_multiple_of(16) as u32;
+    Ok(Stage {
+        func: kernels.tile_vh[ext as usize].clone(),
+        cfg: cfg(grid, TILE_VH_THREADS, tile_vh_smem(kh as u32) as u64),
+        args: a,
+        from: Buf::Input,
+        to: Buf::Output,
+        unaligned: None,
+    })
+}
+
+/// The fixed-steps u8 doubling row passes: symbol, fold and step count of each.
         const DOUBLING_U8: &[(&str, Extremum, u32)] = &[$((crate::doubling_u8_kernel_name!($inst), Extremum::$fold, $steps)),*];
     };
 }
@@ -987,9 +1027,11 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         let small = matches!((kh, kw), (3, 3) | (5, 5));
         let vh_fits = (kh == 1 || van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).is_some())
             && (kw == 1 || van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).is_some());
+        let tile_fits = T::WORD_TILE && kh as u32 <= TILE_VH_MAX_WINDOW && kw as u32 <= TILE_VH_MAX_WINDOW;
         let v = match variant {
             MorphVariant::Auto if small && T::WORD_TILE => MorphVariant::WordTile,
             MorphVariant::Auto if small => MorphVariant::RowVector,
+            MorphVariant::Auto if tile_fits && kh > 1 && kw > 1 => MorphVariant::VanHerkTile,
             MorphVariant::Auto if vh_fits => MorphVariant::VanHerk,
             MorphVariant::Auto => MorphVariant::Separable,
             v => v,
@@ -1069,25 +1111,17 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 };
                 vec![word_tile_stage::<T>(gpu, inst, s, kh, border)?]
             }
-            MorphVariant::VanHerk
-                if T::WORD_TILE
-                    && std::env::var_os("XP_TILE").is_some()
-                    && kh as u32 <= TILE_VH_MAX_WINDOW
-                    && kw as u32 <= TILE_VH_MAX_WINDOW =>
-            {
-                let func = kernels.tile_vh[ext as usize].clone();
-                let (across, down) = (s.w.div_ceil(TILE_VH_COLS as usize), s.h.div_ceil(TILE_VH_ROWS as usize));
-                let grid = blocks((across * down * s.planes) as u64, v.name())?;
-                let mut a = base;
-                a.vector_rows = s.w.is_multiple_of(16) as u32;
-                vec![Stage {
-                    func,
-                    cfg: cfg(grid, TILE_VH_THREADS, tile_vh_smem(kh as u32) as u64),
-                    args: a,
-                    from: Buf::Input,
-                    to: Buf::Output,
-                    unaligned: None,
-                }]
+            MorphVariant::VanHerkTile => {
+                if !tile_fits {
+                    return Err(Error::Unsupported {
+                        variant: v.name(),
+                        reason: format!(
+                            "takes u8 windows up to {TILE_VH_MAX_WINDOW} × {TILE_VH_MAX_WINDOW}, got {kh} × {kw} of {}",
+                            std::any::type_name::<T>()
+                        ),
+                    });
+                }
+                vec![tile_vh_stage(kernels, ext, s, kh, base, v.name())?]
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;

@@ -1388,8 +1388,20 @@ pub mod doubling_u8 {
 /// The u8 tile van Herk, max and min (windows up to 33 × 33): 256 threads, 3 blocks per SM.
 pub mod tile_vh {
     use super::*;
-    entry!(crate::tile_vh_kernel_name!(Max), max, u8, u8, tile::tile_van_herk::<Max<u8>>);
-    entry!(crate::tile_vh_kernel_name!(Min), min, u8, u8, tile::tile_van_herk::<Min<u8>>);
+    entry!(
+        crate::tile_vh_kernel_name!(Max),
+        max,
+        u8,
+        u8,
+        tile::tile_van_herk::<Max<u8>>
+    );
+    entry!(
+        crate::tile_vh_kernel_name!(Min),
+        min,
+        u8,
+        u8,
+        tile::tile_van_herk::<Min<u8>>
+    );
     crate::launch_bounds!(crate::tile_vh_kernel_name!(Max), 256, 3);
     crate::launch_bounds!(crate::tile_vh_kernel_name!(Min), 256, 3);
 }

@@ -76,9 +76,24 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
             cols[e] = plane.col(col + e as i32).unwrap_or(-1);
         });
     }
+    let top = r0 - a.ay as i32;
+    let staged_rows = ROWS + kh - 1;
     let mut tr = t / (IN_STRIDE / 16);
-    while tr < ROWS + kh - 1 {
-        let row = plane.row(r0 - a.ay as i32 + tr as i32);
+    let row_step = THREADS / (IN_STRIDE / 16);
+    if inside && top >= 0 && top + staged_rows as i32 <= plane.h {
+        // Every staged row in the plane: a running pointer, no row mapping.
+        let mut src = plane
+            .base
+            .wrapping_add((top as usize + tr) * plane.w as usize + col as usize);
+        while tr < staged_rows {
+            // SAFETY: row top + tr of the plane, its 16 bytes from col inside it (`inside`).
+            unsafe { copy16(staged.add(tr * IN_STRIDE + 16 * q), src) };
+            src = src.wrapping_add(row_step * plane.w as usize);
+            tr += row_step;
+        }
+    }
+    while tr < staged_rows {
+        let row = plane.row(top + tr as i32);
         // SAFETY: tr below the staged rows, 16 bytes of the row's stride; the source lies in the
         // row when `inside`, the mapped columns below w.
         unsafe {
@@ -98,7 +113,7 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
                 }
             }
         }
-        tr += THREADS / (IN_STRIDE / 16);
+        tr += row_step;
     }
     // SAFETY: every thread reaches the barriers.
     unsafe {
@@ -228,6 +243,8 @@ unsafe fn van_herk_run_n<E: LaneExtremum, const N: usize>(
 ) {
     let m = N - 1;
     let start = E::Held::hold::<E>(E::start_word());
+    // The suffixes stay in registers, released (one word each).
+    let mut suffixes = [0u32; N];
     let mut suffix = start;
     crate::unroll!(2, |hi| {
         crate::unroll!(16, |lo| {
@@ -235,8 +252,7 @@ unsafe fn van_herk_run_n<E: LaneExtremum, const N: usize>(
             if n < m {
                 let i = m - 1 - n;
                 suffix = suffix.op::<E>(at(i));
-                // SAFETY: the caller's slot.
-                unsafe { slot(i).write(suffix.release()) };
+                suffixes[i] = suffix.release();
             }
         });
     });
@@ -254,11 +270,11 @@ unsafe fn van_herk_run_n<E: LaneExtremum, const N: usize>(
                     prefix = prefix.op::<E>(at(i + k - 1));
                 }
                 let v = if i < m {
-                    // SAFETY: written by the backward sweep.
-                    E::Held::hold::<E>(unsafe { slot(i).read() }).op::<E>(prefix)
+                    E::Held::hold::<E>(suffixes[i]).op::<E>(prefix)
                 } else {
                     prefix
                 };
+                // SAFETY: the caller's slot.
                 unsafe { slot(i).write(v.release()) };
             }
         });
