@@ -182,11 +182,13 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
         let whole = vector && c + 16 <= plane.w;
         let r = 2 * warp + half;
         let w = a.w as usize;
-        let mut src = unsafe { mid.add(r * MID_STRIDE + 16 * chunk) } as *const u32;
-        // The pointer moves by rows of the plane and is dereferenced only inside it.
-        let mut dst = y.wrapping_add((p as usize * a.h as usize + r0 as usize + r) * w + c as usize);
-        crate::unroll!(8, |_i| {
-            let rr = r0 + (r + 16 * _i) as i32;
+        let src0 = unsafe { mid.add(r * MID_STRIDE + 16 * chunk) } as *const u32;
+        // Dereferenced only inside the plane.
+        let dst0 = y.wrapping_add((p as usize * a.h as usize + r0 as usize + r) * w + c as usize);
+        crate::unroll!(8, |i| {
+            let rr = r0 + (r + 16 * i) as i32;
+            let src = src0.wrapping_add(i * 16 * MID_STRIDE / 4);
+            let dst = dst0.wrapping_add(i * 16 * w);
             if rr < plane.h {
                 // SAFETY: a middle row; `dst` is row rr of the plane at column c, 16 bytes
                 // inside it when `whole` (rows of whole aligned chunks), else bytes below w.
@@ -203,8 +205,6 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
                     }
                 }
             }
-            src = src.wrapping_add(16 * MID_STRIDE / 4);
-            dst = dst.wrapping_add(16 * w);
         });
     }
 }
