@@ -131,7 +131,7 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
             // SAFETY: positions below STRIP_ROWS + kh − 1 rows of the staged input, slots below
             // STRIP_ROWS rows of the middle buffer; this lane's word column only.
             unsafe {
-                van_herk_strip::<E, STRIP_ROWS>(
+                van_herk_strip::<E, STRIP_ROWS, { STRIP_ROWS / 2 }, { STRIP_ROWS / 4 }>(
                     kh,
                     |j| E::Held::hold::<E>(src.add(j * IN_STRIDE / 4).read()),
                     |i| dst.add(i * MID_STRIDE / 4),
@@ -152,7 +152,7 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
         // SAFETY: columns below STRIP_COLS + kw − 1 from `first` lie in the middle rows
         // (`kw − 1 − ax ≤ HALO`); slots below STRIP_COLS of this thread's.
         unsafe {
-            van_herk_strip::<E, STRIP_COLS>(
+            van_herk_strip::<E, STRIP_COLS, { STRIP_COLS / 2 }, { STRIP_COLS / 4 }>(
                 a.kw as usize,
                 |j| E::Held::hold_bytes::<E>(rows.map(|r| r.add(j).read() as u32)),
                 |i| slots.add(i * THREADS + t),
@@ -211,25 +211,38 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
 
 /// Outputs `0 … N − 1` of a lane's stream, output `i` the fold of positions `i … i + k − 1`
 /// (`at(j)`, held), written to `slot(i)` (a word the stream may also use before: each run's
-/// suffixes go there first). One run of `N` unrolled ([`van_herk_run_n`]) when `k ≥ N − 1`, else
-/// runs of at most `k + 1` ([`van_herk_run`]).
+/// suffixes go there first). Runs of `N`, `N / 2` or `N / 4` outputs (`HALF`, `QUARTER`),
+/// the longest that `k + 1` allows, unrolled ([`van_herk_run_n`]); windows below `N / 4 − 1`
+/// take runs of at most `k + 1` in loops ([`van_herk_run`]).
 #[inline(always)]
-unsafe fn van_herk_strip<E: LaneExtremum, const N: usize>(
+unsafe fn van_herk_strip<E: LaneExtremum, const N: usize, const HALF: usize, const QUARTER: usize>(
     k: usize,
     at: impl Fn(usize) -> E::Held,
     slot: impl Fn(usize) -> *mut u32,
 ) {
-    if k + 1 >= N {
-        // SAFETY: forwarded to the caller.
-        unsafe { van_herk_run_n::<E, N>(k, &at, &slot) };
-        return;
-    }
-    let mut o0 = 0;
-    while o0 < N {
-        let len = (N - o0).min(k + 1);
-        // SAFETY: forwarded to the caller.
-        unsafe { van_herk_run::<E>(o0, len, k, &at, &slot) };
-        o0 += len;
+    const { assert!(N == 2 * HALF && HALF == 2 * QUARTER) };
+    // SAFETY (of every run): forwarded to the caller; runs cover disjoint outputs.
+    unsafe {
+        if k + 1 >= N {
+            van_herk_run_n::<E, N>(k, &at, &slot);
+        } else if k + 1 >= HALF {
+            crate::unroll!(2, |r| {
+                let o = r * HALF;
+                van_herk_run_n::<E, HALF>(k, &|j| at(o + j), &|i| slot(o + i));
+            });
+        } else if k + 1 >= QUARTER {
+            crate::unroll!(4, |r| {
+                let o = r * QUARTER;
+                van_herk_run_n::<E, QUARTER>(k, &|j| at(o + j), &|i| slot(o + i));
+            });
+        } else {
+            let mut o0 = 0;
+            while o0 < N {
+                let len = (N - o0).min(k + 1);
+                van_herk_run::<E>(o0, len, k, &at, &slot);
+                o0 += len;
+            }
+        }
     }
 }
 
