@@ -83,10 +83,10 @@ pub enum MorphVariant {
     /// read once and written once (`VanHerk` writes and reads a scratch image between its
     /// passes). Columns: each lane streams a 4-byte word down 32 rows; rows: each lane streams 4
     /// rows' pixels of one column (a word, the column phase's form) along 28 columns; both in van
-    /// Herk runs of up to `k + 1` outputs, the suffixes in registers, two pixels per packed 16-bit
-    /// max/min on sm_90. Bottleneck (31 × 31): instruction issue (three phases behind barriers,
-    /// 3 blocks per SM for the 73 KiB tile). Other element types or windows:
-    /// [`Error::Unsupported`].
+    /// Herk runs of up to `k + 1` outputs (unrolled, the suffixes in registers, for windows of 7
+    /// and more), two pixels per packed 16-bit max/min on sm_90. Bottleneck (31 × 31):
+    /// instruction issue (three phases behind barriers, 3 blocks per SM for the 73 KiB tile).
+    /// Other element types or windows: [`Error::Unsupported`].
     VanHerkTile,
     /// 3 × 3 and 5 × 5 only: 16 bytes of a row per thread (one vector load per row, the halo from
     /// the neighbouring lanes by warp shuffles), the window separably in registers while the thread
