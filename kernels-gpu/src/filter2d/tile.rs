@@ -10,15 +10,16 @@
 //!    chunks border-mapped byte by byte).
 //! 2. **Columns.** Lane `l` of a 64-lane group streams the word column `l` (4 pixels) down a strip
 //!    of [`TILE_VH_STRIP_ROWS`] rows, van Herk/Gil-Werman over runs of at most `kh + 1` outputs
-//!    ([`van_herk_run`]: one backward suffix sweep, one forward prefix sweep); results to the
-//!    middle buffer (rows of an odd number of words).
+//!    (one backward suffix sweep, one forward prefix sweep; [`van_herk_strip`]: the whole strip,
+//!    two halves or four quarters fully unrolled with the suffixes in registers where `kh + 1`
+//!    allows, else loops); results to the middle buffer (rows of an odd number of words).
 //! 3. **Rows.** Warp `w` takes columns `28 w ..` of the tile, lane `l` the rows `l`, `l + 32`,
 //!    `l + 64`, `l + 96` — four pixels of one column, one word as the column phase's — and streams
 //!    along the columns through the same van Herk runs; the lane's suffixes and outputs go to its
 //!    own slots in the first buffer (the staged input is dead by then). Byte loads of rows an odd
 //!    number of words apart: no bank conflicts.
 //! 4. **Out.** Each lane transposes its outputs (4 × 4 bytes, 8 `prmt`s) into rows of the middle
-//!    buffer, and the block stores the tile row by row (coalesced words).
+//!    buffer, and lanes 0–27 of each warp store two tile rows 16 bytes each (coalesced).
 
 use super::words::{Held, LaneExtremum};
 use super::{Args, Pixel, Plane};
