@@ -298,8 +298,7 @@ fn tile_vh_stage<T: Filter2dElement>(
     base: Filter2dArgs<T>,
     what: &'static str,
 ) -> Result<Stage<T>> {
-    let (across, down) = (s.w.div_ceil(TILE_VH_COLS as usize), s.h.div_ceil(TILE_VH_ROWS as usize));
-    let grid = blocks((across * down * s.planes) as u64, what)?;
+    let grid = tiles(s, TILE_VH_COLS as usize, TILE_VH_ROWS as usize, what)?;
     let mut a = base;
     a.vector_rows = s.w.is_multiple_of(16) as u32;
     Ok(Stage {
