@@ -787,21 +787,20 @@ fn word_tile_prefetch_rows(
 
 impl WordTile {
     /// The fraction of the resident warps a tile of this kernel prefetches ahead
-    /// ([`word_tile_prefetch_rows`]), as measured: an eighth for the 3 × 3 u8 outputs, a quarter
-    /// for the 5 × 5 tiles, a thirty-second for the i16 outputs of Sobel, whose writes keep L2
-    /// busier (ncu: L2 throughput 92% of peak). On the H100 (u8 8192², the border strips launched
-    /// first; µs at 1/16, 1/8, 1/4, 1/2 of the resident warps, same calls): 3 × 3 dilation 49.15 /
-    /// 48.9–49.0 / 48.97 / 49.6, Gaussian 49.0–49.15 / 48.8–49.1 / 48.9 / 49.5, 5 × 5 dilation 53.7
-    /// / 53.5 / 53.3 / 53.8; Sobel at 4, 8, 15, 29 and 58 bands (1/29 … 1/2) 73.3 / 73.5 / 73.8 /
-    /// 74.4 / 74.7. Without a prefetch (plain order, half the resident warps: 50.8) the 3 × 3
-    /// dilation took 51.6. The 5 × 5 dilation again (2026-11-26, two rounds in one call): 1/3, 1/4,
-    /// 1/6 52.72–52.83, 1/8 52.86–52.90, 1/12 52.94–53.09, 1/16 52.99–53.02; the 3 × 3 48.75–48.83
-    /// at 1/4 against 48.77–48.85 at 1/8 (docs/PERFORMANCE.md).
+    /// ([`word_tile_prefetch_rows`]), as measured on the H100 (u8 8192², the border strips
+    /// launched first, each warp prefetching its own output rows only; µs, two rounds in one
+    /// call): a quarter for the 3 × 3 u8 outputs (3 × 3 dilation 48.34 / 48.74 against 48.86 /
+    /// 48.88 at 1/8 and 49.02 / 49.10 at 1/16; Gaussian 48.64 / 48.64, 48.86 / 48.88, 49.01 /
+    /// 49.02), a third for the 5 × 5 tiles (50.32 / 50.35 against 50.56 / 50.69 at 1/2, 50.62 /
+    /// 50.72 at 1/4, 51.34 / 51.38 at 1/6) and an eighth for the i16 outputs of Sobel, whose
+    /// writes keep L2 busier (axis 0 71.47 / 71.87 against 72.03 / 72.03 at 1/16, 72.02 / 72.10
+    /// at 1/32, 72.13 / 72.16 at 1/64). Without a prefetch (plain order, half the resident
+    /// warps: 50.8) the 3 × 3 dilation took 51.6 (docs/PERFORMANCE.md).
     const fn prefetch_fraction(self) -> usize {
         match self {
-            WordTile::max5 | WordTile::min5 => 4,
-            WordTile::sobel0 | WordTile::sobel1 => 32,
-            WordTile::max3 | WordTile::min3 | WordTile::gauss => 8,
+            WordTile::max5 | WordTile::min5 => 3,
+            WordTile::sobel0 | WordTile::sobel1 => 8,
+            WordTile::max3 | WordTile::min3 | WordTile::gauss => 4,
         }
     }
 }

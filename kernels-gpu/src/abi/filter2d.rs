@@ -30,9 +30,9 @@ pub struct Filter2dArgs<T> {
     /// 1 when the row-vector kernel may use 16-byte loads (rows of whole vectors, aligned
     /// buffers); 0: element loads throughout.
     pub vector_rows: u32,
-    /// Word tile: rows below its own tile whose tile a warp asks L2 for as it starts (a fraction
-    /// of a wave of warps ahead, set by the host, so a later warp's loads find their rows on the
-    /// way to L2); 0: none. Unused by the others.
+    /// Word tile: rows below its own tile whose tile's output rows a warp asks L2 for as it
+    /// starts (a fraction of a wave of warps ahead, set by the host, so a later warp's loads find
+    /// their rows on the way to L2); 0: none. Unused by the others.
     pub prefetch_rows: u32,
     /// The kernels whose tiles are warps (`warp_tile_origin`): dividers by the warp tiles across
     /// a plane and down it, which split a warp's index into its tile in a multiply-high and a

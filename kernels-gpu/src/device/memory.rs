@@ -452,27 +452,36 @@ impl<const LINES: usize> RowSpan<LINES> {
     /// allocation.
     #[inline(always)]
     pub unsafe fn prefetch_l2(&self, first: i32) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.prefetch_l2_before(first, self.rows) }
+    }
+
+    /// [`RowSpan::prefetch_l2`] with the rows from `end` on skipped too (`end ≤ rows`).
+    #[inline(always)]
+    unsafe fn prefetch_l2_before(&self, first: i32, end: i32) {
         const { assert!(LINES > 0 && LINES <= 32 && LINES.is_power_of_two()) };
         let lane = super::lane_idx();
         let r = first + (lane as usize / LINES) as i32;
-        if r >= 0 && r < self.rows {
+        if r >= 0 && r < end {
             let at = r as usize * self.stride + 128 * (lane as usize % LINES);
-            // SAFETY: forwarded to the caller.
+            // SAFETY: r < end ≤ rows; forwarded to the caller.
             unsafe { prefetch_l2(self.base.wrapping_add(at)) };
         }
     }
 
-    /// [`RowSpan::prefetch_l2`] for rows `first .. first + count`: one instruction per
-    /// `ROWS_PER_PREFETCH` rows.
+    /// [`RowSpan::prefetch_l2`] for exactly rows `first .. first + count` (those outside
+    /// `0 .. rows` skipped): one instruction per `ROWS_PER_PREFETCH` rows, the lanes past the
+    /// last row idle — so warps that each ask for their own rows ask L2 for every line once.
     ///
     /// # Safety
     /// As [`RowSpan::prefetch_l2`].
     #[inline(always)]
     pub unsafe fn prefetch_rows_l2(&self, first: i32, count: i32) {
+        let end = (first + count).min(self.rows);
         let mut t = 0;
         while t < count {
             // SAFETY: forwarded to the caller.
-            unsafe { self.prefetch_l2(first + t) };
+            unsafe { self.prefetch_l2_before(first + t, end) };
             t += Self::ROWS_PER_PREFETCH;
         }
     }

@@ -483,15 +483,19 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
     let top = r0 - (K / 2) as i32;
     let cols = word_tile_cols(P as u32) as i32;
     if a.prefetch_rows != 0 && c_warp + cols <= a.w as i32 {
-        // The tile `prefetch_rows` below into L2 for the warp that will filter it (rows past the
-        // plane skipped): one instruction per 32 / P rows, no register held.
+        // Into L2 for the warp that will filter them: the `R` output rows of the tile
+        // `prefetch_rows` below (rows past the plane skipped), one instruction, no register
+        // held. Each warp asks for its own `R` rows only, so every input line is asked for once;
+        // asking for all `R + K − 1` rows the tile reads (rounded up to an instruction's 32 / P)
+        // asked for each line twice (four times for Sobel's 16-row instruction), and on the H100
+        // (u8 8192²) the 5 × 5 dilation took 53.3 µs against 50.9.
         let span = RowSpan::<P> {
             base: x.wrapping_add((p * a.h as u64 * a.w as u64) as usize + c_warp as usize),
             stride: a.w as usize,
             rows: a.h as i32,
         };
         // SAFETY: rows of the plane, the warp's 128 · P columns inside each.
-        unsafe { span.prefetch_rows_l2(top + a.prefetch_rows as i32, (R + K - 1) as i32) };
+        unsafe { span.prefetch_rows_l2(r0 + a.prefetch_rows as i32, R as i32) };
     }
     let whole_warp = c_warp + cols <= a.w as i32;
     // SAFETY: forwarded; the rows are whole aligned vectors (the caller's promise) and, unmapped,
