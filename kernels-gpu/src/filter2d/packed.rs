@@ -455,10 +455,10 @@ unsafe fn store_words(dst: *mut u32, words: &[u32; 8], n: usize, keep: bool) {
 /// its words (one vector load per row: the warp reads `128 · P` contiguous bytes; the words beside
 /// them are loaded too, see [`word_tile_interior`]), then filters them as its [`WordFilter`] says
 /// (max/min down first, the linear filters across first) and stores its packed outputs with one
-/// vector store per row. Registers only; pixels stay packed, and the linear filters add two pixels
-/// per instruction. A warp first asks L2 for the tile `a.prefetch_rows` rows below its own
-/// (`prefetch.global.L2`), the tile a warp starting a little later will filter: that warp's loads then
-/// wait on L2 rather than DRAM.
+/// streaming vector store per row ([`store_words_if`]). Registers only; pixels stay packed, and
+/// the linear filters add two pixels per instruction. A warp first asks L2 for the output rows of
+/// the tile `a.prefetch_rows` rows below its own (`prefetch.global.L2`), the tile a warp starting
+/// a little later will filter: that warp's loads then wait on L2 rather than DRAM.
 ///
 /// This kernel takes rows of whole `4·P`-byte vectors only (the host launches it for widths that
 /// are multiples of `4·P` and aligned buffers, else [`word_tile_any`]): it has no word-by-word
