@@ -285,33 +285,7 @@ crate::for_each_word_tile_instance!(word_tile_table);
 
 macro_rules! doubling_u8_table {
     ($($inst:ident => $fold:ident, $steps:literal;)*) => {
-        /// The one stage of a `VanHerkTile` plan: a block of `TILE_VH_THREADS` per tile of
-/// `TILE_VH_ROWS × TILE_VH_COLS` outputs (tiles across, then down, then planes), the staged
-/// input and the column phase's results in shared memory (`tile_vh_smem`, 73 KiB at 31 rows:
-/// 3 blocks per SM). Rows of whole 16-byte chunks take vector copies and stores (`enqueue`
-/// clears `vector_rows` for unaligned buffers).
-fn tile_vh_stage<T: Filter2dElement>(
-    kernels: &Filter2dKernels,
-    ext: Extremum,
-    s: Filter2dShape,
-    kh: usize,
-    base: Filter2dArgs<T>,
-    what: &'static str,
-) -> Result<Stage<T>> {
-    let grid = tiles(s, TILE_VH_COLS as usize, TILE_VH_ROWS as usize, what)?;
-    let mut a = base;
-    a.vector_rows = s.w.is_multiple_of(16) as u32;
-    Ok(Stage {
-        func: kernels.tile_vh[ext as usize].clone(),
-        cfg: cfg(grid, TILE_VH_THREADS, tile_vh_smem(kh as u32) as u64),
-        args: a,
-        from: Buf::Input,
-        to: Buf::Output,
-        unaligned: None,
-    })
-}
-
-/// The fixed-steps u8 doubling row passes: symbol, fold and step count of each.
+        /// The fixed-steps u8 doubling row passes: symbol, fold and step count of each.
         const DOUBLING_U8: &[(&str, Extremum, u32)] = &[$((crate::doubling_u8_kernel_name!($inst), Extremum::$fold, $steps)),*];
     };
 }
@@ -762,6 +736,32 @@ fn word_tile_stage<T: Filter2dElement>(
         from: Buf::Input,
         to: Buf::Output,
         unaligned: vectors.then(|| any.clone()),
+    })
+}
+
+/// The one stage of a `VanHerkTile` plan: a block of `TILE_VH_THREADS` per tile of
+/// `TILE_VH_ROWS × TILE_VH_COLS` outputs (tiles across, then down, then planes), the staged
+/// input and the column phase's results in shared memory (`tile_vh_smem`, 73 KiB at 31 rows:
+/// 3 blocks per SM). Rows of whole 16-byte chunks take vector copies and stores (`enqueue`
+/// clears `vector_rows` for unaligned buffers).
+fn tile_vh_stage<T: Filter2dElement>(
+    kernels: &Filter2dKernels,
+    ext: Extremum,
+    s: Filter2dShape,
+    kh: usize,
+    base: Filter2dArgs<T>,
+    what: &'static str,
+) -> Result<Stage<T>> {
+    let grid = tiles(s, TILE_VH_COLS as usize, TILE_VH_ROWS as usize, what)?;
+    let mut a = base;
+    a.vector_rows = s.w.is_multiple_of(16) as u32;
+    Ok(Stage {
+        func: kernels.tile_vh[ext as usize].clone(),
+        cfg: cfg(grid, TILE_VH_THREADS, tile_vh_smem(kh as u32) as u64),
+        args: a,
+        from: Buf::Input,
+        to: Buf::Output,
+        unaligned: None,
     })
 }
 
