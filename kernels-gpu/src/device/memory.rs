@@ -267,6 +267,43 @@ pub unsafe fn store_shared_v4(p: *mut [u32; 4], w: [u32; 4]) {
     unsafe { store_shared_v4_at(shared_address(p), w) }
 }
 
+/// Copies 16 bytes from global `src` to shared `dst`: `cp.async.cg` on sm_90 (no register holds
+/// the bytes in flight; completed by [`cp_async_wait_all`]), else a load and a shared store.
+///
+/// # Safety
+/// `src` 16 readable, 16-byte-aligned bytes of global memory not written during the kernel;
+/// `dst` 16 bytes of this block's shared memory, 16-byte aligned, not read before
+/// [`cp_async_wait_all`] and a barrier.
+#[inline(always)]
+pub unsafe fn cp_async_16(dst: *mut u8, src: *const u8) {
+    #[cfg(target_feature = "sm_90")]
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .u64 g, s; cvta.to.global.u64 g, {src}; cvta.to.shared.u64 s, {dst}; cp.async.cg.shared.global [s], [g], 16; }}",
+            src = in(reg64) src, dst = in(reg64) dst, options(nostack),
+        );
+    }
+    #[cfg(not(target_feature = "sm_90"))]
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        store_shared_v4(dst as *mut [u32; 4], load_nc_v4(src as *const [u32; 4]))
+    };
+}
+
+/// Waits for this thread's [`cp_async_16`] copies (`cp.async.wait_all`; nothing before sm_90).
+///
+/// # Safety
+/// None beyond the copies' own; it only waits.
+#[inline(always)]
+pub unsafe fn cp_async_wait_all() {
+    #[cfg(target_feature = "sm_90")]
+    // SAFETY: waits only.
+    unsafe {
+        asm!("cp.async.wait_all;", options(nostack))
+    };
+}
+
 /// Loads 16 bytes from shared memory with one `ld.shared.v4.u32`.
 ///
 /// # Safety

@@ -24,7 +24,7 @@
 use super::words::{Held, LaneExtremum};
 use super::{Args, Pixel, Plane};
 use crate::abi::filter2d::*;
-use crate::device::{block_idx, byte_perm, dynamic_shared, sync_threads, thread_idx};
+use crate::device::{block_idx, byte_perm, cp_async_16, cp_async_wait_all, dynamic_shared, sync_threads, thread_idx};
 
 const ROWS: usize = TILE_VH_ROWS as usize;
 const COLS: usize = TILE_VH_COLS as usize;
@@ -88,7 +88,7 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
             .wrapping_add((top as usize + tr) * plane.w as usize + col as usize);
         while tr < staged_rows {
             // SAFETY: row top + tr of the plane, its 16 bytes from col inside it (`inside`).
-            unsafe { copy16(staged.add(tr * IN_STRIDE + 16 * q), src) };
+            unsafe { cp_async_16(staged.add(tr * IN_STRIDE + 16 * q), src) };
             src = src.wrapping_add(row_step * plane.w as usize);
             tr += row_step;
         }
@@ -100,7 +100,7 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
         unsafe {
             let dst = staged.add(tr * IN_STRIDE + 16 * q);
             match row {
-                Some(src) if inside => copy16(dst, src.add(col as usize)),
+                Some(src) if inside => cp_async_16(dst, src.add(col as usize)),
                 _ => {
                     let mut w = [0u32; 4];
                     crate::unroll!(16, |e| {
@@ -118,7 +118,7 @@ pub unsafe fn tile_van_herk<E: LaneExtremum<T = u8>>(x: *const u8, y: *mut u8, a
     }
     // SAFETY: every thread reaches the barriers.
     unsafe {
-        copies_wait_all();
+        cp_async_wait_all();
         sync_threads();
     }
 
@@ -348,37 +348,4 @@ fn transpose4(c: [u32; 4]) -> [u32; 4] {
         byte_perm(hi01, hi23, 0x5410),
         byte_perm(hi01, hi23, 0x7632),
     ]
-}
-
-/// Copies 16 bytes from global `src` to shared `dst`: `cp.async` on sm_90 (completed by
-/// [`copies_wait_all`]), else a load and a store.
-///
-/// # Safety
-/// `src` 16 readable, 16-byte-aligned bytes of global memory not written during the kernel;
-/// `dst` 16 bytes of shared memory, 16-byte aligned.
-#[inline(always)]
-unsafe fn copy16(dst: *mut u8, src: *const u8) {
-    #[cfg(target_feature = "sm_90")]
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g, s; cvta.to.global.u64 g, {src}; cvta.to.shared.u64 s, {dst}; cp.async.cg.shared.global [s], [g], 16; }}",
-            src = in(reg64) src, dst = in(reg64) dst, options(nostack),
-        );
-    }
-    #[cfg(not(target_feature = "sm_90"))]
-    // SAFETY: forwarded to the caller.
-    unsafe {
-        (dst as *mut Chunk).write(Chunk(crate::device::load_nc_v4(src as *const [u32; 4])))
-    };
-}
-
-/// Waits for this thread's [`copy16`]s (`cp.async.wait_all`; nothing before sm_90).
-#[inline(always)]
-unsafe fn copies_wait_all() {
-    #[cfg(target_feature = "sm_90")]
-    // SAFETY: waits only.
-    unsafe {
-        core::arch::asm!("cp.async.wait_all;", options(nostack))
-    };
 }
