@@ -79,7 +79,7 @@ fn main() {
         }
     };
     println!(
-        "Gpu::new (context, stream, module load: the driver JIT-compiles the PTX) took {:.1} ms",
+        "Gpu::new (context and stream; each kernel's module loads at its first use) took {:.1} ms",
         started.elapsed().as_secs_f64() * 1e3
     );
     let result = (|| -> gpuprims::Result<()> {

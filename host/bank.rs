@@ -1,12 +1,14 @@
-//! [`ConstantBank`]: the module's one 64 KiB constant-memory bank, shared by every family and
-//! every stream forked from a [`Gpu`], and the one protocol by which a launch gets *its* content
-//! into it.
+//! [`ConstantBank`]: the 64 KiB constant-memory bank of one kernel's module, shared by every
+//! stream forked from a [`Gpu`], and the one protocol by which a launch gets *its* content into
+//! it.
 //!
 //! Constant memory is global to a module and a module may declare 64 KiB of it. The kernels
-//! declare one bank (`device::bank`) and each family reads its own content from it (1D filter
-//! taps, pooling inputs, 2D filter taps). Contents are identified by a [`BankContent`] id; the bank
-//! remembers which content it holds, so a launch whose content is already there copies nothing
-//! (timing loops measure the kernel alone).
+//! declare one bank symbol (`device::bank`); since every kernel is its own module
+//! (`host/loader.rs`), each kernel that reads constant memory (1D filter taps, pooling's constant
+//! input, 2D filter taps) has a bank of its own, and plans of different kernels never contend.
+//! Contents are identified by a [`BankContent`] id; the bank remembers which content it holds, so
+//! a launch whose content is already there copies nothing (timing loops measure the kernel
+//! alone); plans of the same kernel take turns.
 //!
 //! Concurrency rule: [`ConstantBank::with_content`] holds the bank's lock from "does the bank hold
 //! my content?" through the caller's launches (enqueues, not executions). Across streams the
@@ -24,10 +26,10 @@
 //!   [`ConstantBank::clobber`] treats a graph launch as a write of unknown content.
 //!
 //! One stream (the common case) never records an event. Two `Gpu::with_device` handles have two
-//! modules, hence two banks.
+//! contexts' modules, hence two banks per kernel.
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use cudarc::driver::sys::CUdeviceptr;
 use cudarc::driver::{CudaEvent, CudaModule, CudaStream};
@@ -79,11 +81,14 @@ struct Holder {
     written: Option<Arc<CudaEvent>>,
     /// Users since the write (the writer first).
     readers: Vec<Reader>,
-    /// Streams capturing a graph now.
-    capturing: Vec<usize>,
 }
 
-/// The module's constant-memory bank (`abi::CONSTANT_BANK_BYTES` bytes) and the id of what it
+/// A bank held by [`ConstantBank::clobber`] until the write is enqueued.
+pub(crate) struct Clobbered<'a> {
+    _held: MutexGuard<'a, Holder>,
+}
+
+/// A kernel module's constant-memory bank (`abi::CONSTANT_BANK_BYTES` bytes) and the id of what it
 /// holds. See the module docs for the protocol.
 pub(crate) struct ConstantBank {
     ptr: CUdeviceptr,
@@ -107,7 +112,6 @@ impl ConstantBank {
                 content: 0,
                 written: None,
                 readers: Vec::new(),
-                capturing: Vec::new(),
             }),
         })
     }
@@ -141,7 +145,7 @@ impl ConstantBank {
             // or inside a capture whose replays `clobber` orders).
             unsafe { cudarc::driver::result::memcpy_dtod_async(self.ptr, src, bytes, stream.cu_stream()) }
         };
-        if holder.capturing.contains(&id(stream)) {
+        if gpu.loader().is_capturing(stream) {
             copy()?;
             return launch();
         }
@@ -170,37 +174,29 @@ impl ConstantBank {
         out
     }
 
-    /// Enqueues `launch` (a captured graph's replay, which may write the bank) as a write of
-    /// unknown content: ordered after every reader on other streams; the next user copies its
-    /// content again.
-    pub(crate) fn clobber<R>(&self, gpu: &Gpu, launch: impl FnOnce() -> Result<R>) -> Result<R> {
+    /// Prepares a write of unknown content on `stream` (a captured graph's replay, which may
+    /// write the bank): `stream` waits for every reader on other streams, and the next user copies
+    /// its content again. Enqueue the write while the returned guard lives.
+    pub(crate) fn clobber(&self, stream: &Arc<CudaStream>) -> Result<Clobbered<'_>> {
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        Self::wait_for_readers(&mut holder, gpu.stream())?;
+        Self::wait_for_readers(&mut holder, stream)?;
         holder.content = 0;
-        launch()
+        Ok(Clobbered { _held: holder })
     }
 
     /// `stream` is about to capture a graph: its bank use so far becomes an event snapshot (others
-    /// may wait for that, not for the capture), and its bank uses until [`Self::end_capture`]
-    /// copy inside the capture without bookkeeping.
+    /// may wait for that, not for the capture). Its bank uses until the capture ends copy inside
+    /// the capture without bookkeeping (`Loader::is_capturing`).
     pub(crate) fn begin_capture(&self, stream: &Arc<CudaStream>) -> Result<()> {
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        let me = id(stream);
-        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == me) {
+        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == id(stream)) {
             let done = Arc::new(stream.record_event(None)?);
             if i == 0 && holder.written.is_none() {
                 holder.written = Some(done.clone());
             }
             holder.readers[i] = Reader::Snapshot(stream.clone(), done);
         }
-        holder.capturing.push(me);
         Ok(())
-    }
-
-    /// `stream`'s capture ended.
-    pub(crate) fn end_capture(&self, stream: &Arc<CudaStream>) {
-        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        holder.capturing.retain(|&s| s != id(stream));
     }
 
     /// Makes `stream` wait for every other user of the bank since its last write, and leaves

@@ -10,6 +10,11 @@ pub enum Error {
     #[error("no CUDA device available: {reason}")]
     NoDevice { reason: String },
 
+    /// A kernel's module could not be loaded on this device (the driver refused its cubin and its
+    /// PTX, or the build did not embed it). Other kernels are unaffected; the next use retries.
+    #[error("kernel `{kernel}` could not be loaded: {reason}")]
+    KernelLoad { kernel: &'static str, reason: String },
+
     /// A CUDA driver call failed.
     #[error("CUDA driver error: {0}")]
     Driver(#[from] DriverError),

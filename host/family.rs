@@ -1,7 +1,7 @@
 //! Kernel families and their registry.
 //!
 //! A family (reductions, 1D filters, window statistics, …) keeps its per-[`Gpu`] state — its
-//! function table, and resources that outlive a launch — in one type implementing [`Family`]. The
+//! kernel table, and device facts its plans use — in one type implementing [`Family`]. The
 //! registry below lists every family once; [`Gpu`] holds one lazily filled slot per entry and
 //! knows nothing else about families. Adding a family is its own files plus one line here.
 
@@ -12,7 +12,8 @@ use crate::gpu::Gpu;
 
 /// A kernel family's per-`Gpu` state.
 pub(crate) trait Family: Sized + Send + Sync + 'static {
-    /// Resolves the family's kernels in `gpu`'s module and creates its resources. Called once per
+    /// Resolves the family's kernel names to [`KernelId`](crate::kernels::KernelId)s (their modules
+    /// load when a plan first needs them) and reads the device facts it needs. Called once per
     /// `Gpu`, on the family's first use.
     fn load(gpu: &Gpu) -> Result<Self>;
     /// Every kernel symbol the family may launch (the PTX test checks each is an `.entry`).

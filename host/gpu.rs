@@ -1,18 +1,16 @@
-//! [`Gpu`]: a stream on one CUDA context, sharing with every handle forked from it the kernel
-//! module (loaded once), the device's facts and the resources every family shares (the constant
-//! bank, the families' function tables, kept in [`crate::family`]'s registry and loaded on first
-//! use).
+//! [`Gpu`]: a stream on one CUDA context, sharing with every handle forked from it the device's
+//! facts, the kernels (each its own module, loaded on first use: `host/loader.rs`) and the
+//! families' kernel tables ([`crate::family`]'s registry).
 
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaModule, CudaSlice, CudaStream};
-use cudarc::nvrtc::Ptx;
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream};
 
-use crate::bank::ConstantBank;
 use crate::error::{Error, Result};
 use crate::family::Families;
-use crate::kernels::{PTX, PTX_ARCH, SASS, ptx_runs_on, sass_runs_on};
+use crate::kernels::{arch_number, cc_number, ptx_archs};
+use crate::loader::Loader;
 
 /// Properties of the device a [`Gpu`] runs on, read once at creation.
 #[derive(Clone, Debug)]
@@ -32,9 +30,18 @@ pub struct DeviceProps {
 }
 
 /// A handle on one CUDA device and one of its streams: every op called on a `Gpu` is enqueued on
-/// its stream, in call order. The context, the gpuprims module (loaded once), the device's
-/// properties, the constant-memory bank and the families' function tables are shared by all
-/// handles [forked](Gpu::fork_stream) from it; forking is cheap (one stream).
+/// its stream, in call order. The context, the device's properties and the kernels (each its own
+/// module, loaded the first time an op needs it, then shared) belong to all handles
+/// [forked](Gpu::fork_stream) from it; forking is cheap (one stream).
+///
+/// # Kernels and first use
+///
+/// Creating a `Gpu` loads no kernel. The first op that needs a kernel loads that kernel's module
+/// on this context: an embedded cubin where the build made one for this device
+/// (`GPUPRIMS_SASS_ARCH`), else the newest embedded PTX the device runs, which the driver
+/// JIT-compiles once per machine (its cache, `~/.nv/ComputeCache`, keeps each module; see
+/// docs/ARCHITECTURE.md). A plan loads its kernels when it is made, so enqueueing it (and
+/// capturing it into a graph) loads nothing. `examples/prewarm.rs` fills the cache ahead.
 ///
 /// # Streams
 ///
@@ -60,9 +67,8 @@ pub struct Gpu {
 /// What the handles forked from one [`Gpu::with_device`] share.
 struct Shared {
     ctx: Arc<CudaContext>,
-    module: Arc<CudaModule>,
     props: DeviceProps,
-    bank: ConstantBank,
+    loader: Loader,
     families: Families,
 }
 
@@ -96,12 +102,31 @@ impl Gpu {
         Gpu::with_device(0)
     }
 
-    /// Opens device `ordinal`: creates its context and stream and loads the embedded kernels — the
-    /// SASS when the build embedded it for this device's architecture (`GPUPRIMS_SASS_ARCH`),
-    /// otherwise the PTX, which the driver JIT-compiles for the device. Returns [`Error::NoDevice`] — never panics — when
-    /// libcuda is missing, no device answers, `ordinal` is out of range or the device is older
-    /// than the architecture the kernels were built for (`GPUPRIMS_CUDA_ARCH`).
+    /// Opens device `ordinal`: creates its context and stream; kernels load on first use (see
+    /// [Kernels and first use](Gpu#kernels-and-first-use)). Each kernel runs the newest embedded
+    /// PTX build the device supports (on an H100, the sm_90 kernels); the environment variable
+    /// `GPUPRIMS_LOAD_ARCH=sm_XY` caps that (as [`Gpu::with_device_arch`] does). Returns
+    /// [`Error::NoDevice`] — never panics — when libcuda is missing, no device answers, `ordinal`
+    /// is out of range or the device is older than every embedded build.
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
+        let cap = match std::env::var("GPUPRIMS_LOAD_ARCH") {
+            Ok(v) if !v.is_empty() => Some(arch_number(&v).ok_or_else(|| Error::InvalidArgument {
+                name: "GPUPRIMS_LOAD_ARCH",
+                reason: format!("{v:?} is not an sm_XY architecture (e.g. sm_70)"),
+            })?),
+            _ => None,
+        };
+        Gpu::open(ordinal, cap)
+    }
+
+    /// Opens device `ordinal` like [`Gpu::with_device`], loading kernels built for architecture
+    /// `sm_{max_arch}` at most: `70` runs the portable build on any device (the sm_90
+    /// specializations off), which is how the tests keep that path checked on an H100.
+    pub fn with_device_arch(ordinal: usize, max_arch: u32) -> Result<Gpu> {
+        Gpu::open(ordinal, Some(max_arch))
+    }
+
+    fn open(ordinal: usize, cap: Option<u32>) -> Result<Gpu> {
         // SAFETY: probes for the shared library without calling into it.
         if !unsafe { cudarc::driver::sys::is_culib_present() } {
             return Err(no_device("the CUDA driver library (libcuda) was not found"));
@@ -119,20 +144,19 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
         let cc = ctx.compute_capability()?;
-        if !ptx_runs_on(PTX_ARCH, cc) {
+        let limit = cap.map_or(cc_number(cc), |c| c.min(cc_number(cc)));
+        let Some(&arch) = ptx_archs().iter().rev().find(|&&a| a <= limit) else {
+            let archs: Vec<String> = ptx_archs().iter().map(|a| format!("sm_{a}")).collect();
             return Err(no_device(format!(
-                "device {ordinal} has compute capability {}.{}, below the {PTX_ARCH} the kernels were \
-                 built for (GPUPRIMS_CUDA_ARCH); rebuild with GPUPRIMS_CUDA_ARCH=sm_{}{} or lower",
-                cc.0, cc.1, cc.0, cc.1
+                "device {ordinal} has compute capability {}.{}{}, below every embedded kernel build ({}); \
+                 rebuild with GPUPRIMS_CUDA_ARCH=sm_{}{}",
+                cc.0,
+                cc.1,
+                cap.map_or(String::new(), |c| format!(" (capped at sm_{c})")),
+                archs.join(", "),
+                cc.0,
+                cc.1
             )));
-        }
-        // A cubin the driver refuses (built by a newer ptxas than it knows) falls back to the PTX.
-        let sass = sass_runs_on(cc)
-            .then(|| ctx.load_module(Ptx::from_binary(SASS.to_vec())).ok())
-            .flatten();
-        let module = match sass {
-            Some(m) => m,
-            None => ctx.load_module(Ptx::from_src(PTX))?,
         };
         let attr = |a: Attr| ctx.attribute(a).map(|v| v.max(0) as u32);
         let props = DeviceProps {
@@ -146,21 +170,20 @@ impl Gpu {
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             total_mem: ctx.total_mem()?,
         };
-        let bank = ConstantBank::of(&module, &stream)?;
+        let loader = Loader::new(arch, cc, props.shared_mem_per_block_optin);
         Ok(Gpu {
             shared: Arc::new(Shared {
                 ctx,
-                module,
                 props,
-                bank,
+                loader,
                 families: Families::default(),
             }),
             stream,
         })
     }
 
-    /// A handle on a new stream that shares this one's module, bank and families (nothing is
-    /// loaded again). The new stream first waits for the work enqueued on this one so far, so
+    /// A handle on a new stream that shares this one's context and kernels (nothing is loaded
+    /// again). The new stream first waits for the work enqueued on this one so far, so
     /// arrays this handle produced are ready there. Ops on the two handles then run concurrently
     /// until one [joins](Gpu::join) the other.
     ///
@@ -196,8 +219,9 @@ impl Gpu {
         Ok(())
     }
 
-    /// Whether `other` shares this handle's module (forked from the same [`Gpu::with_device`]).
-    pub fn shares_module_with(&self, other: &Gpu) -> bool {
+    /// Whether `other` shares this handle's context and kernels (forked from the same
+    /// [`Gpu::with_device`]).
+    pub fn shares_kernels_with(&self, other: &Gpu) -> bool {
         Arc::ptr_eq(&self.shared, &other.shared)
     }
 
@@ -229,14 +253,9 @@ impl Gpu {
         Ok(self.stream.synchronize()?)
     }
 
-    /// The loaded gpuprims module (families resolve their kernels in it).
-    pub(crate) fn module(&self) -> &Arc<CudaModule> {
-        &self.shared.module
-    }
-
-    /// The module's constant-memory bank, shared by every family and every forked stream.
-    pub(crate) fn bank(&self) -> &ConstantBank {
-        &self.shared.bank
+    /// The per-context kernel slots.
+    pub(crate) fn loader(&self) -> &Loader {
+        &self.shared.loader
     }
 
     pub(crate) fn families(&self) -> &Families {

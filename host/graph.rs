@@ -23,8 +23,10 @@ impl Gpu {
     /// join their streams first).
     ///
     /// Constant-bank contents: the graph holds a copy of the content before each launch that
-    /// reads the bank, and each replay counts as a write of unknown content, ordered after other
-    /// streams' bank readers. Other streams may use the bank while the capture runs.
+    /// reads a kernel's bank, and each replay counts as a write of unknown content to every bank,
+    /// ordered after other streams' bank readers. Other streams may use the banks while the
+    /// capture runs. Kernels an op first uses inside the capture are loaded there (a module load
+    /// enqueues nothing); plans made before it load theirs when they are made.
     ///
     /// ```no_run
     /// # use gpuprims::{Border, DeviceArray, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu};
@@ -41,7 +43,7 @@ impl Gpu {
     /// # Ok::<(), gpuprims::Error>(())
     /// ```
     pub fn capture(&self, enqueue: impl FnOnce(&Gpu) -> Result<()>) -> Result<Graph> {
-        self.bank().begin_capture(self.stream())?;
+        self.loader().begin_capture(self.stream())?;
         let begun = self
             .stream()
             .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
@@ -53,7 +55,7 @@ impl Gpu {
             }
             Err(e) => (Err(e.into()), Ok(None)),
         };
-        self.bank().end_capture(self.stream());
+        self.loader().end_capture(self.stream());
         enqueued?;
         let graph = ended?.ok_or_else(|| Error::Unsupported {
             variant: "graph capture",
@@ -69,7 +71,14 @@ impl Gpu {
 impl Graph {
     /// Enqueues one replay of the captured work on the capturing handle's stream. Asynchronous.
     pub fn launch(&self) -> Result<()> {
-        self.gpu.bank().clobber(&self.gpu, || Ok(self.graph.launch()?))
+        let banks = self.gpu.loader().banks();
+        // Every bank is held (in load order, as every replay takes them) until the replay is
+        // enqueued, so no other thread's bank write falls between the waits and the replay.
+        let _held = banks
+            .iter()
+            .map(|b| b.clobber(self.gpu.stream()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(self.graph.launch()?)
     }
 
     /// The handle (stream) the graph replays on.

@@ -1,30 +1,166 @@
-//! The embedded PTX and the helpers every family uses to resolve its kernels in it.
+//! The embedded kernels: one module per kernel entry, with PTX for each architecture build that
+//! differs and, when the build asked for it, SASS (build.rs writes the table this file includes).
+//!
+//! A device of compute capability `cc` loads, for each kernel, the newest PTX whose architecture
+//! is at most `cc` ([`ModuleSource::ptx_for`]) — so one binary runs the sm_90 specializations on
+//! an H100 and the portable sm_70 code on Volta to Ada — and the cubin assembled from that very
+//! PTX when one runs on the device ([`ModuleSource::sass_for`]: its SHA-256 is checked, so a
+//! cubin of other PTX is never loaded). Nothing is loaded here: see `host/loader.rs`.
 
-use std::sync::Arc;
+use sha2::{Digest, Sha256};
 
-use cudarc::driver::{CudaFunction, CudaModule};
-
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 pub use crate::family::launched_kernel_names;
 
-/// PTX of `kernels-gpu/`, compiled by build.rs.
-pub const PTX: &str = include_str!(concat!(env!("OUT_DIR"), "/gpuprims_kernels.ptx"));
-/// The `-C target-cpu` the PTX was compiled for (`GPUPRIMS_CUDA_ARCH`, default sm_70).
-pub const PTX_ARCH: &str = env!("GPUPRIMS_PTX_ARCH");
-/// The PTX assembled into SASS for [`SASS_ARCH`] by build.rs (a cubin), or empty when the build
-/// did not ask for it (`GPUPRIMS_SASS_ARCH` unset).
-pub const SASS: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/gpuprims_kernels.cubin"));
-/// The architecture of [`SASS`] (`GPUPRIMS_SASS_ARCH`, e.g. `sm_90`), empty when there is none.
-pub const SASS_ARCH: &str = env!("GPUPRIMS_SASS_ARCH");
+/// One kernel's embedded module: its PTX per architecture (oldest first, each a different
+/// program from the one before) and its cubins.
+pub struct ModuleSource {
+    name: &'static str,
+    bank: bool,
+    ptx: &'static [PtxText],
+    sass: &'static [SassImage],
+}
 
-/// Whether the embedded SASS runs on a device of compute capability `cc` ([`arch_runs_on`]).
-pub fn sass_runs_on(cc: (i32, i32)) -> bool {
-    !SASS.is_empty() && arch_runs_on(SASS_ARCH, cc)
+/// Where one architecture's module text lies in the PTX blob.
+struct PtxText {
+    arch: u32,
+    at: usize,
+    len: usize,
+}
+
+/// One cubin: its architecture, the SHA-256 of the PTX it was assembled from, its bytes.
+struct SassImage {
+    arch: u32,
+    ptx_sha256: [u8; 32],
+    at: usize,
+    len: usize,
+}
+
+include!(concat!(env!("OUT_DIR"), "/kernel_table.rs"));
+
+/// A kernel of the embedded set: an index into it, resolved from the kernel's name once (by the
+/// families when a `Gpu` first uses them) so launches never look names up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelId(u16);
+
+impl KernelId {
+    /// The kernel's source.
+    pub fn source(self) -> &'static ModuleSource {
+        &MODULES[self.0 as usize]
+    }
+
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The kernel named `name`, if the build embedded it.
+pub fn id(name: &str) -> Option<KernelId> {
+    MODULES
+        .binary_search_by(|m| m.name.cmp(name))
+        .ok()
+        .map(|i| KernelId(i as u16))
+}
+
+/// [`id`] for a name the host launches: a missing one is a build fault, reported as
+/// [`Error::KernelLoad`].
+pub(crate) fn required(name: &'static str) -> Result<KernelId> {
+    id(name).ok_or(Error::KernelLoad {
+        kernel: name,
+        reason: "not in the embedded kernel set (the build and the host disagree)".into(),
+    })
+}
+
+/// [`required`] for each of `N` names.
+pub(crate) fn required_all<const N: usize>(names: [&'static str; N]) -> Result<[KernelId; N]> {
+    let mut ids = [KernelId(0); N];
+    for (slot, name) in ids.iter_mut().zip(names) {
+        *slot = required(name)?;
+    }
+    Ok(ids)
+}
+
+/// Every embedded kernel, by name.
+pub fn all() -> impl ExactSizeIterator<Item = &'static ModuleSource> {
+    MODULES.iter()
+}
+
+/// How many kernels are embedded.
+pub fn count() -> usize {
+    MODULES.len()
+}
+
+/// The architectures of the embedded PTX builds, oldest first (`GPUPRIMS_CUDA_ARCH` at build time,
+/// default sm_70 and sm_90), as `XY` of `sm_XY`.
+pub fn ptx_archs() -> &'static [u32] {
+    PTX_ARCHS
+}
+
+/// The architectures the build assembled SASS for (`GPUPRIMS_SASS_ARCH`; empty by default).
+pub fn sass_archs() -> &'static [u32] {
+    SASS_ARCHS
+}
+
+impl ModuleSource {
+    /// The kernel's symbol.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Whether the module declares the constant-memory bank (its kernel reads it).
+    pub fn has_bank(&self) -> bool {
+        self.bank
+    }
+
+    /// The architectures this kernel has its own PTX for (oldest first).
+    pub fn ptx_archs(&self) -> impl Iterator<Item = u32> + '_ {
+        self.ptx.iter().map(|p| p.arch)
+    }
+
+    /// The PTX built for exactly `arch`, if this kernel has one of its own.
+    pub fn ptx_of(&self, arch: u32) -> Option<&'static str> {
+        self.ptx.iter().find(|p| p.arch == arch).map(PtxText::text)
+    }
+
+    /// The newest PTX a device of architecture `arch` (`XY`) runs, with its architecture: PTX of
+    /// `sm_XY` runs on `XY` and every later architecture.
+    pub fn ptx_for(&self, arch: u32) -> Option<(u32, &'static str)> {
+        self.ptx
+            .iter()
+            .rev()
+            .find(|p| p.arch <= arch)
+            .map(|p| (p.arch, p.text()))
+    }
+
+    /// The cubin assembled from exactly `ptx` (SHA-256 compared) that runs on a device of compute
+    /// capability `cc`, with its architecture, if the build made one.
+    pub fn sass_for(&self, ptx: &str, cc: (i32, i32)) -> Option<(u32, &'static [u8])> {
+        let mut candidates = self.sass.iter().filter(|s| runs_sass(s.arch, cc)).peekable();
+        candidates.peek()?;
+        let digest: [u8; 32] = Sha256::digest(ptx.as_bytes()).into();
+        candidates
+            .filter(|s| s.ptx_sha256 == digest)
+            .max_by_key(|s| s.arch)
+            .map(|s| (s.arch, &SASS_BYTES[s.at..s.at + s.len]))
+    }
+
+    /// Every cubin: (architecture, SHA-256 of its PTX, bytes).
+    pub fn sass_images(&self) -> impl Iterator<Item = (u32, [u8; 32], &'static [u8])> + '_ {
+        self.sass
+            .iter()
+            .map(|s| (s.arch, s.ptx_sha256, &SASS_BYTES[s.at..s.at + s.len]))
+    }
+}
+
+impl PtxText {
+    fn text(&self) -> &'static str {
+        &PTX_TEXT[self.at..self.at + self.len]
+    }
 }
 
 /// The `XY` of an `sm_XY` architecture name (an `a`/`f` suffix allowed), `None` for anything else.
-fn arch_number(arch: &str) -> Option<i32> {
+pub fn arch_number(arch: &str) -> Option<u32> {
     let digits: String = arch
         .strip_prefix("sm_")?
         .chars()
@@ -33,18 +169,25 @@ fn arch_number(arch: &str) -> Option<i32> {
     digits.parse().ok()
 }
 
+/// A compute capability as `XY`.
+pub(crate) fn cc_number(cc: (i32, i32)) -> u32 {
+    (cc.0.max(0) * 10 + cc.1.max(0)) as u32
+}
+
 /// Whether PTX compiled for `arch` (`sm_XY`) can be JIT-compiled for a device of compute
-/// capability `cc`: PTX runs on its own architecture and every later one. An sm_90 build
-/// (`GPUPRIMS_CUDA_ARCH=sm_90`, whose kernels use Hopper's packed 16-bit max/min) does not load
-/// on an older device.
+/// capability `cc`: PTX runs on its own architecture and every later one.
 pub fn ptx_runs_on(arch: &str, cc: (i32, i32)) -> bool {
-    arch_number(arch).is_some_and(|v| cc.0 * 10 + cc.1 >= v)
+    arch_number(arch).is_some_and(|v| cc_number(cc) >= v)
 }
 
 /// Whether SASS built for `arch` (`sm_XY`, an `a`/`f` suffix allowed) runs on a device of compute
 /// capability `cc`: SASS runs on its own major version at an equal or higher minor one.
 pub fn arch_runs_on(arch: &str, cc: (i32, i32)) -> bool {
-    arch_number(arch).is_some_and(|v| cc.0 == v / 10 && cc.1 >= v % 10)
+    arch_number(arch).is_some_and(|v| runs_sass(v, cc))
+}
+
+fn runs_sass(arch: u32, cc: (i32, i32)) -> bool {
+    cc.0 == (arch / 10) as i32 && cc.1 >= (arch % 10) as i32
 }
 
 /// Names of the `.entry` functions in a PTX text.
@@ -53,22 +196,4 @@ pub fn ptx_entries(ptx: &str) -> Vec<&str> {
         .filter_map(|l| l.trim_start().strip_prefix(".visible .entry "))
         .map(|rest| rest.split(['(', ' ']).next().unwrap_or(""))
         .collect()
-}
-
-/// Resolves one row of a family's kernel table: one function per name, in order.
-pub(crate) fn load_functions<const N: usize>(module: &Arc<CudaModule>, names: [&str; N]) -> Result<[CudaFunction; N]> {
-    let fs = names.map(|name| module.load_function(name));
-    let fs: Vec<CudaFunction> = fs.into_iter().collect::<Result<_, _>>()?;
-    Ok(fs
-        .try_into()
-        .unwrap_or_else(|_| unreachable!("N names give N functions")))
-}
-
-/// Resolves a family's whole table: one row per instance.
-pub(crate) fn load_table<I: Copy, const N: usize>(
-    module: &Arc<CudaModule>,
-    instances: &[I],
-    names: impl Fn(I) -> [&'static str; N],
-) -> Result<Vec<[CudaFunction; N]>> {
-    instances.iter().map(|&i| load_functions(module, names(i))).collect()
 }

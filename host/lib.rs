@@ -49,6 +49,7 @@ mod graph;
 #[cfg(feature = "image")]
 pub mod image_io;
 pub mod kernels;
+mod loader;
 pub mod ops;
 mod pinned;
 mod timing;
@@ -58,6 +59,7 @@ pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
 pub use graph::Graph;
+pub use loader::{KernelLoad, LoadedFrom};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::filter2d::{Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement};
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};

@@ -16,12 +16,13 @@
 use std::time::{Duration, Instant};
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::{LaunchConfig, PushKernelArg};
 
 use crate::abi::probe::{PROBE_BYTES, PROBE_THREADS};
 use crate::error::Result;
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::kernels::KernelId;
 
 /// Kernel times of one measured configuration.
 #[derive(Clone, Copy, Debug)]
@@ -135,9 +136,9 @@ impl Gpu {
 
     /// Enqueues the hold probe: one thread spinning for `hold` of GPU time.
     fn hold_stream(&self, hold: Duration) -> Result<()> {
-        let probes = self.family::<ProbeKernels>()?;
+        let hold_probe = self.kernel(self.family::<ProbeKernels>()?.ids[2])?;
         let ns = hold.as_nanos() as u64;
-        let mut b = self.stream().launch_builder(&probes.hold);
+        let mut b = hold_probe.launch_on(self)?;
         b.arg(&ns);
         // SAFETY: `probe_hold(ns: u64)`, one thread, no memory accessed.
         unsafe { b.launch(LaunchConfig::for_num_elems(1)) }?;
@@ -170,30 +171,25 @@ pub struct LaunchFloor {
 
 /// The launch-floor probes (`kernels-gpu/src/probe.rs`), a registry entry like a family.
 pub(crate) struct ProbeKernels {
-    empty: CudaFunction,
-    read: CudaFunction,
-    hold: CudaFunction,
+    /// Empty, read, hold (`PROBE_NAMES` order).
+    ids: [KernelId; 3],
 }
 
+const PROBE_NAMES: [&str; 3] = [
+    crate::probe_empty_name!(),
+    crate::probe_read_name!(),
+    crate::probe_hold_name!(),
+];
+
 impl Family for ProbeKernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
-        let [empty, read, hold] = crate::kernels::load_functions(
-            gpu.module(),
-            [
-                crate::probe_empty_name!(),
-                crate::probe_read_name!(),
-                crate::probe_hold_name!(),
-            ],
-        )?;
-        Ok(ProbeKernels { empty, read, hold })
+    fn load(_: &Gpu) -> Result<Self> {
+        Ok(ProbeKernels {
+            ids: crate::kernels::required_all(PROBE_NAMES)?,
+        })
     }
 
     fn kernel_names() -> Vec<&'static str> {
-        vec![
-            crate::probe_empty_name!(),
-            crate::probe_read_name!(),
-            crate::probe_hold_name!(),
-        ]
+        PROBE_NAMES.to_vec()
     }
 }
 
@@ -202,7 +198,7 @@ impl Gpu {
     /// warm-ups (the read probe rotates over 64 buffers so it reads from DRAM, not from L1), as GPU
     /// time and, for the empty kernel, also with the host's launch latency.
     pub fn launch_floor(&self, runs: usize) -> Result<LaunchFloor> {
-        let probes = self.family::<ProbeKernels>()?;
+        let [empty_probe, read_probe, _] = self.kernels(self.family::<ProbeKernels>()?.ids)?;
         let stream = self.stream();
         let one = LaunchConfig {
             grid_dim: (1, 1, 1),
@@ -210,7 +206,7 @@ impl Gpu {
             shared_mem_bytes: 0,
         };
         // SAFETY: the empty probe takes no arguments.
-        let launch_empty = |_| Ok(unsafe { stream.launch_builder(&probes.empty).launch(one) }.map(|_| ())?);
+        let launch_empty = |_| Ok(unsafe { stream.launch_builder(empty_probe.function()).launch(one) }.map(|_| ())?);
         let empty = self.time_launches(10, runs, |_| Ok(()), launch_empty)?;
         let empty_with_host = self.time_launches_as(TimedAs::WithHostLatency, 10, runs, |_| Ok(()), launch_empty)?;
         let words = PROBE_BYTES / 4;
@@ -228,7 +224,7 @@ impl Gpu {
             runs,
             |_| Ok(()),
             |i| {
-                let mut b = stream.launch_builder(&probes.read);
+                let mut b = read_probe.launch_on(self)?;
                 b.arg(&inputs[i % inputs.len()]).arg(&mut out);
                 // SAFETY: `(x: *const [u32; 4], out: *mut u32)`; x holds PROBE_BYTES (device
                 // allocations are 256-byte aligned), out PROBE_THREADS words; one block of

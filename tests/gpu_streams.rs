@@ -139,7 +139,7 @@ fn four_streams_every_family(gpu: &Gpu) -> Result<(), Failed> {
     let want: Vec<Results> = data.iter().map(|d| family_work(gpu, d)).collect::<Result<_, _>>()?;
     let streams: Vec<Gpu> = (0..STREAMS).map(|_| gpu.fork_stream()).collect::<Result<_, _>>()?;
     for s in &streams {
-        if !s.shares_module_with(gpu) || s.stream().cu_stream() == gpu.stream().cu_stream() {
+        if !s.shares_kernels_with(gpu) || s.stream().cu_stream() == gpu.stream().cu_stream() {
             return Err("a forked handle must share the module and own a new stream".into());
         }
     }

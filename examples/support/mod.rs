@@ -41,13 +41,17 @@ pub fn copy_bandwidth(gpu: &Gpu, quick: bool) -> Result<f64> {
     let bytes = if quick { 16 << 20 } else { 1 << 30 };
     let copy = gpu.copy_bandwidth_gbps(bytes, if quick { 3 } else { 20 })?;
     println!(
-        "device: {} (sm_{}{}, {} SMs); kernels built for {} (GPUPRIMS_CUDA_ARCH); copy bandwidth {copy:.0} GB/s \
+        "device: {} (sm_{}{}, {} SMs); kernels: the sm_{} build{}; copy bandwidth {copy:.0} GB/s \
          (read + write, {} MiB d2d)",
         p.name,
         p.compute_capability.0,
         p.compute_capability.1,
         p.sm_count,
-        gpuprims::kernels::PTX_ARCH,
+        gpu.kernel_arch(),
+        match gpuprims::kernels::sass_archs() {
+            [] => String::new(),
+            archs => format!(" (SASS for {archs:?} embedded)"),
+        },
         bytes >> 20
     );
     Ok(copy)

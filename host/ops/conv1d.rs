@@ -34,8 +34,9 @@
 //! blocking with taps read from global memory. A 0-dimensional input: [`Error::InvalidArgument`].
 //! An empty signal (or batch) gives an empty result.
 
-use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::{Array, ArrayBase, Data, Dimension};
 
 use crate::abi::conv1d::{CONV1D_BLOCK, Conv1dArgs, Conv1dStep, max_constant_taps};
@@ -46,6 +47,8 @@ use crate::cpu::conv1d::Real;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::kernels::KernelId;
+use crate::loader::Kernel;
 use crate::ops::rows_and_len;
 
 macro_rules! conv1d_table {
@@ -86,30 +89,17 @@ unsafe impl<T: Conv1dElement> DeviceRepr for Conv1dArgs<T> {}
 
 /// The 1D filter family's state on one `Gpu`: each element type's kernels, in `Conv1dStep` order.
 pub(crate) struct Conv1dKernels {
-    functions: Vec<[CudaFunction; Conv1dStep::ALL.len()]>,
+    ids: Vec<[KernelId; Conv1dStep::ALL.len()]>,
 }
 
 impl Family for Conv1dKernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
-        let functions = crate::kernels::load_table(gpu.module(), Conv1dType::ALL, Conv1dType::names)?;
-        // The shared-memory steps hold the block's span plus taps − 1 samples: let them use more
-        // than the default 48 KiB so every tap count the constant bank holds fits (92 KiB at most).
-        let optin = gpu.props().shared_mem_per_block_optin as usize;
-        for (ty, fs) in Conv1dType::ALL.iter().zip(&functions) {
-            let size = ty.elem_size();
-            for step in [
-                Conv1dStep::SharedTile,
-                Conv1dStep::RegisterBlockedShared,
-                Conv1dStep::RegisterBlockedVector,
-            ] {
-                let need = step.shared_bytes(max_constant_taps(size) as u32, size);
-                fs[step.index()].set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    need.min(optin) as i32,
-                )?;
-            }
-        }
-        Ok(Conv1dKernels { functions })
+    fn load(_: &Gpu) -> Result<Self> {
+        Ok(Conv1dKernels {
+            ids: Conv1dType::ALL
+                .iter()
+                .map(|t| crate::kernels::required_all(t.names()))
+                .collect::<Result<_>>()?,
+        })
     }
 
     fn kernel_names() -> Vec<&'static str> {
@@ -331,6 +321,7 @@ impl<T: Real> Filter1d<T> {
 /// time [`Conv1dPlan::enqueue`] alone).
 pub struct Conv1dPlan<T: Conv1dElement> {
     step: Conv1dStep,
+    kernel: Arc<Kernel>,
     args: Conv1dArgs<T>,
     cfg: LaunchConfig,
     taps: CudaSlice<T>,
@@ -394,8 +385,12 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
             block_dim: (CONV1D_BLOCK, 1, 1),
             shared_mem_bytes: shared as u32,
         };
+        let kernel = gpu
+            .kernel(gpu.family::<Conv1dKernels>()?.ids[T::TYPE as usize][step.index()])?
+            .clone();
         Ok(Conv1dPlan {
             step,
+            kernel,
             args,
             cfg,
             taps: gpu.stream().clone_htod(&filter.taps)?,
@@ -414,8 +409,8 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
     }
 
     /// Enqueues the filter from `x` into `y` (their first `rows · n` elements, C order).
-    /// Asynchronous. Constant-taps kernels first get this plan's taps into the module's constant
-    /// bank if other content was written there since (see `host/bank.rs`).
+    /// Asynchronous. Constant-taps kernels first get this plan's taps into their module's constant
+    /// bank if another plan's taps were written there since (see `host/bank.rs`).
     pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let total = (self.args.rows * self.args.n) as usize;
         for (name, len) in [("x", x.len()), ("y", y.len())] {
@@ -438,9 +433,8 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
                 });
             }
         }
-        let func = &gpu.family::<Conv1dKernels>()?.functions[T::TYPE as usize][self.step.index()];
         let launch = || -> Result<()> {
-            let mut launch = stream.launch_builder(func);
+            let mut launch = self.kernel.launch_on(gpu)?;
             launch.arg(x).arg(y).arg(&self.taps).arg(&self.args);
             // SAFETY: the arguments match `(x: *const T, y: *mut T, taps: *const T, args:
             // Conv1dArgs<T>)` of every `gpuprims_conv1d_*` entry; x and y hold rows · n elements
@@ -451,16 +445,13 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
             unsafe { launch.launch(self.cfg) }?;
             Ok(())
         };
-        if !self.step.uses_constant_taps() {
+        let Some(bank) = self.kernel.bank() else {
             return launch();
-        }
+        };
         let (src, _sync) = self.taps.device_ptr(stream);
         // SAFETY: `src` is this plan's taps buffer (`num_bytes` bytes, within the bank: checked in
         // `new`), alive and unchanged as long as the plan.
-        unsafe {
-            gpu.bank()
-                .with_content(gpu, self.content, src, self.taps.num_bytes(), launch)
-        }
+        unsafe { bank.with_content(gpu, self.content, src, self.taps.num_bytes(), launch) }
     }
 }
 

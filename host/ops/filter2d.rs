@@ -31,7 +31,8 @@
 //! **The ladder** ([`MorphVariant`], [`Filter2dVariant`]) is documented on each variant and in
 //! `kernels-gpu/src/filter2d.rs`.
 
-use cudarc::driver::sys::CUfunction_attribute;
+use std::sync::Arc;
+
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::{ArrayView2, Dimension};
 
@@ -43,6 +44,8 @@ use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::kernels::{KernelId, required, required_all};
+use crate::loader::Kernel;
 use crate::ops::planes_and_size;
 
 // ---------------------------------------------------------------------------------------------
@@ -302,61 +305,41 @@ const MAGNITUDE_NAMES: [&str; 2] = [
 // SAFETY: `repr(C)` plain data; the layout is the contract both sides compile.
 unsafe impl<T: DeviceRepr> DeviceRepr for Filter2dArgs<T> {}
 
-/// The 2D filter family's state on one `Gpu`.
+/// The 2D filter family's state on one `Gpu`: its kernel table.
 pub(crate) struct Filter2dKernels {
-    morph: Vec<[CudaFunction; 13]>,
-    linear: Vec<[CudaFunction; 3]>,
-    passes: Vec<[CudaFunction; 2]>,
-    fixed3: Vec<CudaFunction>,
-    word_tile: Vec<CudaFunction>,
-    word_tile_any: Vec<CudaFunction>,
+    morph: Vec<[KernelId; 13]>,
+    linear: Vec<[KernelId; 3]>,
+    passes: Vec<[KernelId; 2]>,
+    fixed3: Vec<KernelId>,
+    word_tile: Vec<KernelId>,
+    word_tile_any: Vec<KernelId>,
     /// In `DOUBLING_U8` order.
-    doubling_u8: Vec<CudaFunction>,
-    magnitude: [CudaFunction; 2],
+    doubling_u8: Vec<KernelId>,
+    magnitude: [KernelId; 2],
     /// In `TILE_VH_NAMES` order.
-    tile_vh: [CudaFunction; 2],
+    tile_vh: [KernelId; 2],
 }
 
 impl Family for Filter2dKernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
-        let module = gpu.module();
-        let k = Filter2dKernels {
-            morph: crate::kernels::load_table(module, MorphInstance::ALL, MorphInstance::names)?,
-            linear: crate::kernels::load_table(module, LinearInstance::ALL, LinearInstance::names)?,
-            passes: crate::kernels::load_table(module, PassInstance::ALL, PassInstance::names)?,
-            fixed3: Fixed3::NAMES
-                .iter()
-                .map(|n| module.load_function(n))
-                .collect::<Result<_, _>>()?,
-            word_tile: WordTile::NAMES
-                .iter()
-                .map(|n| module.load_function(n))
-                .collect::<Result<_, _>>()?,
-            word_tile_any: WordTile::ANY_NAMES
-                .iter()
-                .map(|n| module.load_function(n))
-                .collect::<Result<_, _>>()?,
-            doubling_u8: DOUBLING_U8
-                .iter()
-                .map(|(n, _, _)| module.load_function(n))
-                .collect::<Result<_, _>>()?,
-            magnitude: crate::kernels::load_functions(module, MAGNITUDE_NAMES)?,
-            tile_vh: crate::kernels::load_functions(module, TILE_VH_NAMES)?,
-        };
-        let optin = gpu.props().shared_mem_per_block_optin as i32;
-        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        for fs in &k.morph {
-            for i in [MorphKernel::SharedTile, MorphKernel::ComposedShared] {
-                fs[i as usize].set_attribute(attr, optin)?;
-            }
+    fn load(_: &Gpu) -> Result<Self> {
+        fn table<I: Copy, const N: usize>(
+            all: &[I],
+            names: impl Fn(I) -> [&'static str; N],
+        ) -> Result<Vec<[KernelId; N]>> {
+            all.iter().map(|&i| required_all(names(i))).collect()
         }
-        for fs in &k.linear {
-            fs[2].set_attribute(attr, optin)?;
-        }
-        for f in &k.tile_vh {
-            f.set_attribute(attr, optin)?;
-        }
-        Ok(k)
+        let list = |names: &[&'static str]| names.iter().map(|&n| required(n)).collect::<Result<Vec<_>>>();
+        Ok(Filter2dKernels {
+            morph: table(MorphInstance::ALL, MorphInstance::names)?,
+            linear: table(LinearInstance::ALL, LinearInstance::names)?,
+            passes: table(PassInstance::ALL, PassInstance::names)?,
+            fixed3: list(Fixed3::NAMES)?,
+            word_tile: list(WordTile::NAMES)?,
+            word_tile_any: list(WordTile::ANY_NAMES)?,
+            doubling_u8: list(&DOUBLING_U8.iter().map(|&(n, _, _)| n).collect::<Vec<_>>())?,
+            magnitude: required_all(MAGNITUDE_NAMES)?,
+            tile_vh: required_all(TILE_VH_NAMES)?,
+        })
     }
 
     fn kernel_names() -> Vec<&'static str> {
@@ -366,6 +349,7 @@ impl Family for Filter2dKernels {
         v.extend(Fixed3::NAMES);
         v.extend(WordTile::NAMES);
         v.extend(WordTile::ANY_NAMES);
+        v.extend(DOUBLING_U8.iter().map(|&(n, _, _)| n));
         v.extend(MAGNITUDE_NAMES);
         v.extend(TILE_VH_NAMES);
         v
@@ -574,14 +558,15 @@ enum Buf {
 /// One kernel launch of a plan.
 #[derive(Clone)]
 struct Stage<T> {
-    func: CudaFunction,
+    func: Arc<Kernel>,
     cfg: LaunchConfig,
     args: Filter2dArgs<T>,
     from: Buf,
     to: Buf,
     /// The kernel launched instead of `func` when the buffers are not 16-byte aligned (`func`
-    /// then takes `vector_rows = 0`), for kernels that require aligned rows.
-    unaligned: Option<CudaFunction>,
+    /// then takes `vector_rows = 0`), for kernels that require aligned rows. Loaded at the first
+    /// launch that needs it (device arrays are always aligned; views at an offset may not be).
+    unaligned: Option<KernelId>,
 }
 
 /// The launches for the shared-tile / composed rung; `Err` past the opt-in shared memory.
@@ -714,20 +699,16 @@ fn word_tile_stage<T: Filter2dElement>(
         });
     }
     let kernels = gpu.family::<Filter2dKernels>()?;
-    let any = &kernels.word_tile_any[inst as usize];
+    let any = kernels.word_tile_any[inst as usize];
     let words = WordTile::WORDS[inst as usize];
     let vectors = s.w.is_multiple_of(4 * words as usize);
-    let func = if vectors {
-        &kernels.word_tile[inst as usize]
-    } else {
-        any
-    };
+    let func = gpu.kernel(if vectors { kernels.word_tile[inst as usize] } else { any })?;
     let cols = word_tile_cols(words) as usize;
     let rows = WordTile::ROWS[inst as usize] as usize;
     let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = s.w.is_multiple_of(4) as u32;
-    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows, inst.prefetch_fraction())?;
+    a.prefetch_rows = word_tile_prefetch_rows(gpu, func.function(), s, cols, rows, inst.prefetch_fraction())?;
     a.tiles = tiles;
     Ok(Stage {
         func: func.clone(),
@@ -735,7 +716,7 @@ fn word_tile_stage<T: Filter2dElement>(
         args: a,
         from: Buf::Input,
         to: Buf::Output,
-        unaligned: vectors.then(|| any.clone()),
+        unaligned: vectors.then_some(any),
     })
 }
 
@@ -745,7 +726,7 @@ fn word_tile_stage<T: Filter2dElement>(
 /// 3 blocks per SM). Rows of whole 16-byte chunks take vector copies and stores (`enqueue`
 /// clears `vector_rows` for unaligned buffers).
 fn tile_vh_stage<T: Filter2dElement>(
-    kernels: &Filter2dKernels,
+    gpu: &Gpu,
     ext: Extremum,
     s: Filter2dShape,
     kh: usize,
@@ -756,7 +737,9 @@ fn tile_vh_stage<T: Filter2dElement>(
     let mut a = base;
     a.vector_rows = s.w.is_multiple_of(16) as u32;
     Ok(Stage {
-        func: kernels.tile_vh[ext as usize].clone(),
+        func: gpu
+            .kernel(gpu.family::<Filter2dKernels>()?.tile_vh[ext as usize])?
+            .clone(),
         cfg: cfg(grid, TILE_VH_THREADS, tile_vh_smem(kh as u32) as u64),
         args: a,
         from: Buf::Input,
@@ -815,20 +798,19 @@ impl WordTile {
 /// 90.0 µs.
 fn doubling_row_kernel(
     k: &Filter2dKernels,
-    fs: &[CudaFunction; 13],
+    fs: &[KernelId; 13],
     ext: Extremum,
     size: u32,
     kw: u32,
     ax: u32,
-) -> Option<(CudaFunction, u32, u32)> {
+) -> Option<(KernelId, u32, u32)> {
     let half = (size == 1).then(|| {
         let steps = doubling_steps(kw, 8);
         let i = DOUBLING_U8.iter().position(|&(_, e, s)| e == ext && s == steps)?;
-        doubling_row_outputs(kw, ax, 8).map(|outs| (k.doubling_u8[i].clone(), 8, outs))
+        doubling_row_outputs(kw, ax, 8).map(|outs| (k.doubling_u8[i], 8, outs))
     });
     half.flatten().or_else(|| {
-        doubling_row_outputs(kw, ax, 16 / size)
-            .map(|outs| (fs[MorphKernel::DoublingRows as usize].clone(), 16 / size, outs))
+        doubling_row_outputs(kw, ax, 16 / size).map(|outs| (fs[MorphKernel::DoublingRows as usize], 16 / size, outs))
     })
 }
 
@@ -899,47 +881,53 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
         let stream = gpu.stream();
         let (xp, yp) = (x.device_ptr(stream).0, y.device_ptr(stream).0);
         let aligned = xp % 16 == 0 && yp % 16 == 0;
-        let mut launch_all = || -> Result<()> {
-            for st in &self.stages {
-                let mut args = st.args;
-                let mut func = &st.func;
-                if self.needs_aligned && !aligned {
-                    args.vector_rows = 0;
-                    func = st.unaligned.as_ref().unwrap_or(func);
-                }
-                let mut b = stream.launch_builder(func);
-                let scratch = self.scratch.as_ref();
-                let bad = || Error::Unsupported {
-                    variant: self.variant,
-                    reason: "plan without its scratch image".into(),
-                };
-                match st.from {
-                    Buf::Input => b.arg(x),
-                    Buf::Scratch => b.arg(scratch.ok_or_else(bad)?),
-                    Buf::Output => unreachable!("no stage reads the output"),
-                };
-                match st.to {
-                    Buf::Output => b.arg(&mut *y),
-                    Buf::Scratch => b.arg(scratch.ok_or_else(bad)?),
-                    Buf::Input => unreachable!("no stage writes the input"),
-                };
-                b.arg(&args);
-                // SAFETY: every filter entry is `(x: *const I, y: *mut O or I, a: Filter2dArgs<I>)`;
-                // x, y and the scratch hold the plan's planes (checked above); the grid covers
-                // only those planes; the shared-memory size is the kernel's tile for the window;
-                // the constant bank holds the plan's taps for the launches that read them.
-                unsafe { b.launch(st.cfg) }?;
-            }
-            Ok(())
+        let scratch = self.scratch.as_ref();
+        let bad = || Error::Unsupported {
+            variant: self.variant,
+            reason: "plan without its scratch image".into(),
         };
-        match &self.taps {
-            None => launch_all(),
-            Some(t) => {
-                let (src, _sync) = t.bytes.device_ptr(stream);
-                // SAFETY: the plan owns the taps' device buffer, unchanged for its lifetime.
-                unsafe { gpu.bank().with_content(gpu, t.content, src, t.bytes.len(), launch_all) }
+        for st in &self.stages {
+            let mut args = st.args;
+            let mut func = &st.func;
+            if self.needs_aligned && !aligned {
+                args.vector_rows = 0;
+                if let Some(id) = st.unaligned {
+                    func = gpu.kernel(id)?;
+                }
+            }
+            let mut b = func.launch_on(gpu)?;
+            match st.from {
+                Buf::Input => b.arg(x),
+                Buf::Scratch => b.arg(scratch.ok_or_else(bad)?),
+                Buf::Output => unreachable!("no stage reads the output"),
+            };
+            match st.to {
+                Buf::Output => b.arg(&mut *y),
+                Buf::Scratch => b.arg(scratch.ok_or_else(bad)?),
+                Buf::Input => unreachable!("no stage writes the input"),
+            };
+            b.arg(&args);
+            // SAFETY: every filter entry is `(x: *const I, y: *mut O or I, a: Filter2dArgs<I>)`;
+            // x, y and the scratch hold the plan's planes (checked above); the grid covers only
+            // those planes; the shared-memory size is the kernel's tile for the window; a kernel
+            // that reads constant memory gets the plan's taps in its bank first (below).
+            let mut launch = || Ok(unsafe { b.launch(st.cfg) }.map(|_| ())?);
+            match (func.bank(), &self.taps) {
+                (Some(bank), Some(t)) => {
+                    let (src, _sync) = t.bytes.device_ptr(stream);
+                    // SAFETY: the plan owns the taps' device buffer, unchanged for its lifetime.
+                    unsafe { bank.with_content(gpu, t.content, src, t.bytes.len(), launch) }?
+                }
+                (Some(_), None) => {
+                    return Err(Error::Unsupported {
+                        variant: self.variant,
+                        reason: format!("{} reads constant memory but the plan has no taps", func.name()),
+                    });
+                }
+                (None, _) => launch()?,
             }
         }
+        Ok(())
     }
 
     fn new(
@@ -1019,7 +1007,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         };
         let kernels = gpu.family::<Filter2dKernels>()?;
         let fs = &kernels.morph[inst as usize];
-        let f = |k: MorphKernel| fs[k as usize].clone();
+        let f = |k: MorphKernel| gpu.kernel(fs[k as usize]).cloned();
         let base = args::<T>(s, (kh, kw), anchor, border);
         let size = size_of::<T>() as u32;
         let small = matches!((kh, kw), (3, 3) | (5, 5));
@@ -1034,29 +1022,29 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             MorphVariant::Auto => MorphVariant::Separable,
             v => v,
         };
-        let one = |k: MorphKernel, cfg: LaunchConfig| {
-            vec![Stage {
-                func: f(k),
+        let one = |k: MorphKernel, cfg: LaunchConfig| -> Result<Vec<Stage<T>>> {
+            Ok(vec![Stage {
+                func: f(k)?,
                 cfg,
                 args: base,
                 from: Buf::Input,
                 to: Buf::Output,
                 unaligned: None,
-            }]
+            }])
         };
         let stages = match v {
-            MorphVariant::OnePixel => one(MorphKernel::OnePixel, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0)),
+            MorphVariant::OnePixel => one(MorphKernel::OnePixel, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0))?,
             MorphVariant::MultiPixel => {
                 let m = MULTI_PIXEL as usize;
                 one(
                     MorphKernel::MultiPixel,
                     cfg(tiles(s, 32 * m, 8 * m, v.name())?, BLOCK_THREADS, 0),
-                )
+                )?
             }
             MorphVariant::SharedTile => one(
                 MorphKernel::SharedTile,
                 tile_launch::<T>(gpu, s, (kh, kw), false, "the shared tile")?,
-            ),
+            )?,
             MorphVariant::ComposedShared => {
                 if kh != kw || kh.is_multiple_of(2) {
                     return Err(Error::Unsupported {
@@ -1067,7 +1055,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 one(
                     MorphKernel::ComposedShared,
                     tile_launch::<T>(gpu, s, (kh, kw), true, "the composed shared tiles")?,
-                )
+                )?
             }
             MorphVariant::RowVector => {
                 let k = match (kh, kw) {
@@ -1086,7 +1074,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 a.vector_rows = vector_rows;
                 a.tiles = tiles;
                 vec![Stage {
-                    func: f(k),
+                    func: f(k)?,
                     cfg: c,
                     args: a,
                     from: Buf::Input,
@@ -1119,16 +1107,16 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         ),
                     });
                 }
-                vec![tile_vh_stage(kernels, ext, s, kh, base, v.name())?]
+                vec![tile_vh_stage(gpu, ext, s, kh, base, v.name())?]
             }
             MorphVariant::Separable | MorphVariant::VanHerk => {
                 let vh = v == MorphVariant::VanHerk;
                 let no_tiles = WarpTiles::new(1, 1);
-                let mut passes: Vec<(CudaFunction, LaunchConfig, WarpTiles, u32, u32)> = Vec::new();
+                let mut passes: Vec<(Arc<Kernel>, LaunchConfig, WarpTiles, u32, u32)> = Vec::new();
                 if kh > 1 || kw == 1 {
                     passes.push(if vh && kh as u32 <= VAN_HERK_WORDS_MAX {
                         let (kernel, c, tiles, strip, vector) = van_herk_col_words_pass(gpu, s, kh, size as usize)?;
-                        (f(kernel), c, tiles, strip, vector)
+                        (f(kernel)?, c, tiles, strip, vector)
                     } else if vh && kh > 1 {
                         let rows =
                             van_herk_col_tile(kh as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
@@ -1140,7 +1128,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let smem = 2 * (rows + kh as u32 - 1) as u64 * VAN_HERK_COLS as u64 * size as u64;
                         let grid = tiles(s, VAN_HERK_COLS as usize, rows as usize, v.name())?;
                         (
-                            f(MorphKernel::VanHerkCols),
+                            f(MorphKernel::VanHerkCols)?,
                             cfg(grid, BLOCK_THREADS, smem),
                             no_tiles,
                             rows,
@@ -1148,7 +1136,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         )
                     } else {
                         (
-                            f(MorphKernel::PassCols),
+                            f(MorphKernel::PassCols)?,
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
                             no_tiles,
                             0,
@@ -1166,7 +1154,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                             v.name(),
                         )?;
                         let vector = s.w.is_multiple_of(lanes as usize) as u32;
-                        (kernel, c, warps, outs, vector)
+                        (gpu.kernel(kernel)?.clone(), c, warps, outs, vector)
                     } else if vh {
                         let tile =
                             van_herk_row_tile(kw as u32, size, VAN_HERK_SMEM).ok_or_else(|| Error::WindowTooLarge {
@@ -1178,7 +1166,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         let smem = 2 * (tile + kw as u32 - 1) as u64 * size as u64;
                         let grid = blocks((s.w.div_ceil(tile as usize) * s.h * s.planes) as u64, v.name())?;
                         (
-                            f(MorphKernel::VanHerkRows),
+                            f(MorphKernel::VanHerkRows)?,
                             cfg(grid, BLOCK_THREADS, smem),
                             no_tiles,
                             tile,
@@ -1186,7 +1174,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                         )
                     } else {
                         (
-                            f(MorphKernel::PassRows),
+                            f(MorphKernel::PassRows)?,
                             cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0),
                             no_tiles,
                             0,
@@ -1222,8 +1210,8 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
     /// Plans [`Gpu::gaussian3x3`].
     pub fn gaussian3x3(gpu: &Gpu, shape: Filter2dShape, border: Border, variant: Filter2dVariant) -> Result<Self> {
         let taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
-        let linear = &gpu.family::<Filter2dKernels>()?.linear[T::GAUSS_LINEAR as usize];
-        let fixed = &gpu.family::<Filter2dKernels>()?.fixed3[T::GAUSS_FIXED as usize];
+        let k = gpu.family::<Filter2dKernels>()?;
+        let (linear, fixed) = (&k.linear[T::GAUSS_LINEAR as usize], k.fixed3[T::GAUSS_FIXED as usize]);
         fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, (fixed, WordTile::gauss))
     }
 
@@ -1263,7 +1251,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         rows.shift = symmetry(kx);
         let stages = vec![
             Stage {
-                func: fs[0].clone(),
+                func: gpu.kernel(fs[0])?.clone(),
                 cfg: grid,
                 args: cols,
                 from: Buf::Input,
@@ -1271,7 +1259,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 unaligned: None,
             },
             Stage {
-                func: fs[1].clone(),
+                func: gpu.kernel(fs[1])?.clone(),
                 cfg: grid,
                 args: rows,
                 from: Buf::Scratch,
@@ -1312,7 +1300,7 @@ impl<T: SobelElement> Filter2dPlan<T, T::Out> {
             0,
             &k.linear[T::LINEAR as usize],
             (
-                &k.fixed3[T::FIXED[axis] as usize],
+                k.fixed3[T::FIXED[axis] as usize],
                 [WordTile::sobel0, WordTile::sobel1][axis],
             ),
         )
@@ -1389,7 +1377,7 @@ fn taps2d_stage<T: Filter2dElement>(
     (kh, kw): (usize, usize),
     border: Border,
     v: Filter2dVariant,
-    fs: &[CudaFunction; 3],
+    fs: &[KernelId; 3],
     shift: u32,
 ) -> Result<Stage<T>> {
     let mut a = args::<T>(s, (kh, kw), (kh / 2, kw / 2), border);
@@ -1402,7 +1390,7 @@ fn taps2d_stage<T: Filter2dElement>(
         _ => unreachable!("callers resolve the fixed rungs"),
     };
     Ok(Stage {
-        func: fs[i].clone(),
+        func: gpu.kernel(fs[i])?.clone(),
         cfg: c,
         args: a,
         from: Buf::Input,
@@ -1422,8 +1410,8 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     variant: Filter2dVariant,
     taps: &[i32; 9],
     shift: u32,
-    linear: &[CudaFunction; 3],
-    (fixed, words): (&CudaFunction, WordTile),
+    linear: &[KernelId; 3],
+    (fixed, words): (KernelId, WordTile),
 ) -> Result<Filter2dPlan<I, O>> {
     check_shape(s)?;
     let v = match variant {
@@ -1442,7 +1430,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
         a.vector_rows = vector_rows;
         a.tiles = tiles;
         let stage = Stage {
-            func: fixed.clone(),
+            func: gpu.kernel(fixed)?.clone(),
             cfg: c,
             args: a,
             from: Buf::Input,
@@ -1605,12 +1593,12 @@ impl Gpu {
         let n = dil.len();
         if n > 0 {
             let inst = T::MAX as usize;
-            let func = &self.family::<Filter2dKernels>()?.morph[inst][MorphKernel::Difference as usize];
+            let func = self.kernel(self.family::<Filter2dKernels>()?.morph[inst][MorphKernel::Difference as usize])?;
             let grid = elementwise_grid(n);
             let stream = self.stream();
             let dil_ptr = dil.as_slice().device_ptr(stream).0;
             let n64 = n as u64;
-            let mut b = stream.launch_builder(func);
+            let mut b = func.launch_on(self)?;
             b.arg(&dil_ptr).arg(ero.as_slice()).arg(dil.as_mut_slice()).arg(&n64);
             // SAFETY: `(a, b: *const T, y: *mut T, n: u64)`, y = a − b in place over the
             // dilation (`a` is its address: each thread reads element i before writing it); all
@@ -1737,10 +1725,10 @@ impl Gpu {
         let mut y = DeviceArray::<f32, D>::uninit(self, x.dims())?;
         let n = y.len();
         if n > 0 {
-            let func = &self.family::<Filter2dKernels>()?.magnitude[T::MAGNITUDE];
+            let func = self.kernel(self.family::<Filter2dKernels>()?.magnitude[T::MAGNITUDE])?;
             let grid = elementwise_grid(n);
             let n64 = n as u64;
-            let mut b = self.stream().launch_builder(func);
+            let mut b = func.launch_on(self)?;
             b.arg(g0.as_slice()).arg(g1.as_slice()).arg(y.as_mut_slice()).arg(&n64);
             // SAFETY: `(a, b: *const T::Out, y: *mut f32, n: u64)`; all hold n elements.
             unsafe { b.launch(cfg(grid, BLOCK_THREADS, 0)) }?;

@@ -52,7 +52,7 @@
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
 use crate::abi::CONSTANT_BANK_BYTES;
@@ -65,6 +65,8 @@ use crate::bank::BankContent;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::kernels::KernelId;
+use crate::loader::Kernel;
 use crate::ops::planes_and_size;
 
 // ---------------------------------------------------------------------------------------------
@@ -331,17 +333,20 @@ unsafe impl DeviceRepr for PoolArgs {}
 /// The pooling family's state on one `Gpu`: each instance's kernels, in `PoolKernel` order, and
 /// the device's linear-texture limits.
 pub(crate) struct PoolKernels {
-    functions: Vec<[CudaFunction; POOL_SYMBOLS]>,
+    ids: Vec<[KernelId; POOL_SYMBOLS]>,
     texture_width: usize,
     texture_alignment: usize,
 }
 
 impl Family for PoolKernels {
     fn load(gpu: &Gpu) -> Result<Self> {
-        let functions = crate::kernels::load_table(gpu.module(), PoolInstance::ALL, PoolInstance::names)?;
+        let ids = PoolInstance::ALL
+            .iter()
+            .map(|i| crate::kernels::required_all(i.names()))
+            .collect::<Result<_>>()?;
         let attr = |a: Attr| gpu.context().attribute(a).map(|v| v.max(1) as usize);
         Ok(PoolKernels {
-            functions,
+            ids,
             texture_width: attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH)?,
             texture_alignment: attr(Attr::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?,
         })
@@ -500,6 +505,9 @@ impl Drop for Textures {
 pub struct PoolPlan<T: PoolElement> {
     instance: PoolInstance,
     kernel: PoolKernel,
+    /// The rung's kernel, and for the vectorized max rung its argmax form (launched when the
+    /// caller asks for indices).
+    kernels: (Arc<Kernel>, Option<Arc<Kernel>>),
     variant: PoolVariant,
     output: (usize, usize),
     launches: Vec<Launch>,
@@ -623,9 +631,18 @@ impl<T: PoolElement> PoolPlan<T> {
             begin = end;
         }
         let variant = PoolVariant::ALL[kernel.index()];
+        let ids = &gpu.family::<PoolKernels>()?.ids[instance as usize];
+        let argmax = kernel == PoolKernel::Vectorized && shape.op == PoolOp::Max;
+        let kernels = (
+            gpu.kernel(ids[kernel.index()])?.clone(),
+            argmax
+                .then(|| gpu.kernel(ids[VECTORIZED_ARGMAX]).cloned())
+                .transpose()?,
+        );
         Ok(PoolPlan {
             instance,
             kernel,
+            kernels,
             variant,
             output: (oh, ow),
             launches,
@@ -702,7 +719,7 @@ impl<T: PoolElement> PoolPlan<T> {
 
     /// Enqueues the pooling of `x` (its first `planes · h · w` elements, C order) into `y` (and
     /// the argmax into `indices` for max pooling, when given). Asynchronous. `ConstantInput`
-    /// first copies `x` into the module's constant bank (`host/bank.rs`'s protocol).
+    /// first copies `x` into its kernel's constant bank (`host/bank.rs`'s protocol).
     pub fn enqueue(
         &self,
         gpu: &Gpu,
@@ -754,11 +771,10 @@ impl<T: PoolElement> PoolPlan<T> {
             }
         }
         self.prepare_texture(gpu, x)?;
-        let symbol = match self.kernel {
-            PoolKernel::Vectorized if idx_ptr != 0 => VECTORIZED_ARGMAX,
-            k => k.index(),
+        let kernel = match (&self.kernels, idx_ptr) {
+            ((_, Some(argmax)), 1..) => argmax,
+            ((k, _), _) => k,
         };
-        let func = &gpu.family::<PoolKernels>()?.functions[self.instance as usize][symbol];
         let held = self.textures.lock().unwrap_or_else(|e| e.into_inner());
         let mut launch_all = || -> Result<()> {
             for (i, l) in self.launches.iter().enumerate() {
@@ -767,7 +783,7 @@ impl<T: PoolElement> PoolPlan<T> {
                 if let Some(t) = held.as_ref() {
                     (tex, args.texture_base) = t.objects[i];
                 }
-                let mut b = stream.launch_builder(func);
+                let mut b = kernel.launch_on(gpu)?;
                 b.arg(x).arg(&tex).arg(&mut *y).arg(&idx_ptr).arg(&args);
                 // SAFETY: the arguments match `(x: *const T, tex: u64, y: *mut T, idx: *mut i64,
                 // args: PoolArgs)` of every `gpuprims_pool_*` entry; x and y hold the plan's
@@ -778,15 +794,15 @@ impl<T: PoolElement> PoolPlan<T> {
             }
             Ok(())
         };
-        if self.kernel != PoolKernel::ConstantInput {
+        let Some(bank) = kernel.bank() else {
             return launch_all();
-        }
+        };
         let (src, _sync) = x.device_ptr(stream);
         // SAFETY: `src` addresses the input's bytes (≤ the bank: checked in `new`), alive and
         // unchanged until the stream-ordered copy ran. A fresh content id: the input's contents
         // may differ from any earlier call's.
         unsafe {
-            gpu.bank().with_content(
+            bank.with_content(
                 gpu,
                 BankContent::fresh(),
                 src,

@@ -19,7 +19,9 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use crate::abi::reduce::{
     AtomicLimbs, FINISH_WORDS, LIMB_SLOT_WORDS, Moments, REDUCE_BLOCK, ReduceArgs, ReduceStep, Reducer,
@@ -30,6 +32,8 @@ use crate::array::DeviceInput;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::kernels::KernelId;
+use crate::loader::Kernel;
 
 macro_rules! reduce_table {
     ($($inst:ident => $r:ty),* $(,)?) => {
@@ -76,13 +80,16 @@ unsafe impl<S: cudarc::driver::DeviceRepr, Q: cudarc::driver::DeviceRepr> cudarc
 
 /// The reduction family's state on one `Gpu`: every instance's eight kernels.
 pub(crate) struct ReduceKernels {
-    functions: Vec<[CudaFunction; 8]>,
+    ids: Vec<[KernelId; 8]>,
 }
 
 impl Family for ReduceKernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
+    fn load(_: &Gpu) -> Result<Self> {
         Ok(ReduceKernels {
-            functions: crate::kernels::load_table(gpu.module(), ReduceInstance::ALL, ReduceInstance::names)?,
+            ids: ReduceInstance::ALL
+                .iter()
+                .map(|i| crate::kernels::required_all(i.names()))
+                .collect::<Result<_>>()?,
         })
     }
 
@@ -92,8 +99,8 @@ impl Family for ReduceKernels {
 }
 
 impl ReduceKernels {
-    fn function(&self, inst: ReduceInstance, step: ReduceStep) -> &CudaFunction {
-        &self.functions[inst as usize][step.index()]
+    fn id(&self, inst: ReduceInstance, step: ReduceStep) -> KernelId {
+        self.ids[inst as usize][step.index()]
     }
 }
 
@@ -201,6 +208,7 @@ pub struct ReducePolicy {
 /// share a ticket; launches of one plan from two streams are ordered (see [`Gpu`]).
 pub struct ReduceLaunch<R: HostReducer> {
     step: ReduceStep,
+    kernel: Arc<Kernel>,
     cfg: LaunchConfig,
     n: usize,
     partials: CudaSlice<R::Acc>,
@@ -229,6 +237,9 @@ impl<R: HostReducer> ReduceLaunch<R> {
             });
         }
         let step = variant.step();
+        let kernel = gpu
+            .kernel(gpu.family::<ReduceKernels>()?.id(R::INSTANCE, step))?
+            .clone();
         let shared = step.shared_bytes(size_of::<R::Acc>());
         let grid = match step.fixed_grid() {
             Some(g) => g,
@@ -251,10 +262,11 @@ impl<R: HostReducer> ReduceLaunch<R> {
                 }
                 let per_sm = match policy.blocks_per_sm {
                     Some(b) => b,
-                    None => gpu
-                        .family::<ReduceKernels>()?
-                        .function(R::INSTANCE, step)
-                        .occupancy_max_active_blocks_per_multiprocessor(step.block(), shared as usize, None)?,
+                    None => kernel.function().occupancy_max_active_blocks_per_multiprocessor(
+                        step.block(),
+                        shared as usize,
+                        None,
+                    )?,
                 };
                 let resident = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
                 let cap = policy.max_blocks.map_or(u64::MAX, u64::from);
@@ -272,6 +284,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
         let finish = gpu.stream().alloc_zeros::<u64>(FINISH_WORDS)?;
         Ok(ReduceLaunch {
             step,
+            kernel,
             cfg,
             n,
             partials,
@@ -334,9 +347,8 @@ impl<R: HostReducer> ReduceLaunch<R> {
             parity,
             _pad: 0,
         };
-        let kernels = gpu.family::<ReduceKernels>()?;
         let _order = gpu.order_after([input.stream(), self.partials.stream()])?;
-        let mut launch = gpu.stream().launch_builder(kernels.function(R::INSTANCE, self.step));
+        let mut launch = self.kernel.launch_on(gpu)?;
         launch.arg(input).arg(&args).arg(&self.partials).arg(&self.finish);
         // SAFETY: the argument list matches `(input: *const In, args: ReduceArgs, partials: *mut
         // Acc, finish: *mut u64)` of every `gpuprims_reduce_*` entry; `input` holds ≥ n ≥ 1

@@ -71,7 +71,8 @@
 //! run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives empty
 //! results.
 
-use cudarc::driver::sys::CUfunction_attribute;
+use std::sync::Arc;
+
 use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
@@ -88,6 +89,8 @@ use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
+use crate::kernels::KernelId;
+use crate::loader::Kernel;
 use crate::ops::{planes_and_size, rows_and_len};
 
 /// Which rung of the row-window ladder runs (see the table in `kernels-gpu/src/window.rs`).
@@ -280,81 +283,60 @@ unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 /// The window family's state on one `Gpu`: each instance's kernels, and the integer instances'
 /// sliding and fused kernels.
 pub(crate) struct WindowKernels {
-    functions: Vec<[CudaFunction; WindowKernel::ALL.len()]>,
+    ids: Vec<[KernelId; WindowKernel::ALL.len()]>,
     int: Vec<Option<IntKernels>>,
     /// The stream-rows box (u8 → f32), indexed by window width − 1.
-    stream: Vec<CudaFunction>,
+    stream: Vec<KernelId>,
 }
 
 struct IntKernels {
-    sliding: CudaFunction,
-    fused: CudaFunction,
+    sliding: KernelId,
+    fused: KernelId,
     /// The warp-prefix box (u8 instances).
-    warp: Option<CudaFunction>,
+    warp: Option<KernelId>,
 }
 
 impl WindowKernels {
     /// The one-pass box kernel of `variant` (`Fused`, or for u8 `WarpPrefix` and `StreamRows`)
     /// for `instance` and a window `win_w` wide.
-    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant, win_w: u32) -> Result<&CudaFunction> {
+    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant, win_w: u32) -> Result<KernelId> {
         if variant == BoxVariant::StreamRows {
             return match (instance, self.stream.get(win_w as usize - 1)) {
-                (WindowInstance::u8_f32, Some(f)) => Ok(f),
+                (WindowInstance::u8_f32, Some(&f)) => Ok(f),
                 _ => Err(no_int_kernels(instance)),
             };
         }
         match (&self.int[instance as usize], variant) {
-            (Some(IntKernels { warp: Some(warp), .. }), BoxVariant::WarpPrefix) => Ok(warp),
-            (Some(int), BoxVariant::Fused) => Ok(&int.fused),
+            (Some(IntKernels { warp: Some(warp), .. }), BoxVariant::WarpPrefix) => Ok(*warp),
+            (Some(int), BoxVariant::Fused) => Ok(int.fused),
             _ => Err(no_int_kernels(instance)),
         }
     }
 }
 
 impl Family for WindowKernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
-        let module = gpu.module();
-        let functions = crate::kernels::load_table(module, WindowInstance::ALL, WindowInstance::names)?;
+    fn load(_: &Gpu) -> Result<Self> {
+        let id = crate::kernels::required;
+        let ids = WindowInstance::ALL
+            .iter()
+            .map(|i| crate::kernels::required_all(i.names()))
+            .collect::<Result<_>>()?;
         let int = WindowInstance::ALL
             .iter()
             .map(|i| {
                 i.int_names()
                     .map(|[s, f]| -> Result<IntKernels> {
                         Ok(IntKernels {
-                            sliding: module.load_function(s)?,
-                            fused: module.load_function(f)?,
-                            warp: i.warp_name().map(|w| module.load_function(w)).transpose()?,
+                            sliding: id(s)?,
+                            fused: id(f)?,
+                            warp: i.warp_name().map(id).transpose()?,
                         })
                     })
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
-        // The shared-memory kernels size their tiles from the window: let them use the whole
-        // opt-in limit (the host checks each launch against it).
-        let optin = gpu.props().shared_mem_per_block_optin as i32;
-        let attr = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        for fs in &functions {
-            for k in [
-                WindowKernel::StagedWindow,
-                WindowKernel::SharedTile,
-                WindowKernel::RunningSum,
-            ] {
-                fs[k.index()].set_attribute(attr, optin)?;
-            }
-        }
-        for k in int.iter().flatten() {
-            k.sliding.set_attribute(attr, optin)?;
-            k.fused.set_attribute(attr, optin)?;
-        }
-        let stream = STREAM_BOX_NAMES
-            .iter()
-            .map(|n| module.load_function(n))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        for f in &stream {
-            // Its rings grow with the window height (stream_box_ring_bytes).
-            f.set_attribute(attr, optin)?;
-        }
-        Ok(WindowKernels { functions, int, stream })
+        let stream = STREAM_BOX_NAMES.iter().map(|n| id(n)).collect::<Result<_>>()?;
+        Ok(WindowKernels { ids, int, stream })
     }
 
     fn kernel_names() -> Vec<&'static str> {
@@ -516,6 +498,7 @@ enum RowKernel {
 pub struct WindowPlan<T: WindowElement> {
     instance: WindowInstance,
     kernel: RowKernel,
+    function: Arc<Kernel>,
     cfg: LaunchConfig,
     args: RowArgs<T>,
 }
@@ -627,9 +610,18 @@ impl<T: WindowElement> WindowPlan<T> {
             block_dim: (WINDOW_BLOCK, 1, 1),
             shared_mem_bytes: shared as u32,
         };
+        let kernels = gpu.family::<WindowKernels>()?;
+        let id = match kernel {
+            RowKernel::Table(k) => kernels.ids[instance as usize][k.index()],
+            RowKernel::Sliding => match &kernels.int[instance as usize] {
+                Some(int) => int.sliding,
+                None => return Err(no_int_kernels(instance)),
+            },
+        };
         Ok(WindowPlan {
             instance,
             kernel,
+            function: gpu.kernel(id)?.clone(),
             cfg,
             args,
         })
@@ -682,27 +674,22 @@ impl<T: WindowElement> WindowPlan<T> {
         {
             return Err(short("sumsq", q.len()));
         }
-        let kernels = gpu.family::<WindowKernels>()?;
-        let func = match self.kernel {
-            RowKernel::Table(k) if sumsq.is_none() && k != WindowKernel::RunningSum => {
-                return Err(Error::Unsupported {
-                    variant: "window row kernel",
-                    reason: "only the running-sum kernels may skip the sums of squares".into(),
-                });
-            }
-            RowKernel::Table(k) => &kernels.functions[self.instance as usize][k.index()],
-            RowKernel::Sliding => match &kernels.int[self.instance as usize] {
-                Some(int) => &int.sliding,
-                None => return Err(no_int_kernels(self.instance)),
-            },
-        };
+        if let RowKernel::Table(k) = self.kernel
+            && sumsq.is_none()
+            && k != WindowKernel::RunningSum
+        {
+            return Err(Error::Unsupported {
+                variant: "window row kernel",
+                reason: "only the running-sum kernels may skip the sums of squares".into(),
+            });
+        }
         let _order = gpu.order_after(
             [x.stream(), sum.stream()]
                 .into_iter()
                 .chain(sumsq.as_ref().map(|q| q.stream())),
         )?;
         let null = 0u64;
-        let mut launch = gpu.stream().launch_builder(func);
+        let mut launch = self.function.launch_on(gpu)?;
         launch.arg(x).arg(sum);
         match sumsq {
             Some(q) => launch.arg(q),
@@ -727,6 +714,8 @@ pub struct BoxPlan<T: WindowElement> {
     variant: BoxVariant,
     args: BoxArgs<T>,
     cfg: LaunchConfig,
+    /// The one-pass kernel, or the separable variant's column pass.
+    function: Arc<Kernel>,
     /// Separable: the row pass and the scratch (row sums; floats also the suffix sums).
     rows: Option<(WindowPlan<T>, Scratch<T>)>,
 }
@@ -987,8 +976,8 @@ impl<T: WindowElement> BoxPlan<T> {
             )),
             BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, StripRule::OneWave { min_h: 4 })),
             BoxVariant::StreamRows => {
-                let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
-                let warps = stream_box_warps(func, ring, optin)?;
+                let id = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
+                let warps = stream_box_warps(gpu.kernel(id)?.function(), ring, optin)?;
                 Some((
                     32 * warps,
                     warps as usize * ring,
@@ -999,9 +988,12 @@ impl<T: WindowElement> BoxPlan<T> {
             }
             _ => None,
         };
-        let (cfg, rows) = if let Some((threads, shared, per_block, tile_cols, strips)) = one_pass {
-            let func = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
-            let per_sm = func.occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
+        let kernels = gpu.family::<WindowKernels>()?;
+        let (cfg, rows, function) = if let Some((threads, shared, per_block, tile_cols, strips)) = one_pass {
+            let function = gpu.kernel(kernels.one_pass(instance, variant, w)?)?.clone();
+            let per_sm = function
+                .function()
+                .occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
             let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * per_block;
             let columns = planes as u64 * (width as u64).div_ceil(tile_cols);
             args.strip = match strips {
@@ -1014,7 +1006,7 @@ impl<T: WindowElement> BoxPlan<T> {
                 block_dim: (threads, 1, 1),
                 shared_mem_bytes: shared as u32,
             };
-            (cfg, None)
+            (cfg, None, function)
         } else {
             args.strip = if T::FLOAT { h } else { column_strip(h) };
             let threads = planes as u64 * width as u64 * (height as u64).div_ceil(args.strip as u64);
@@ -1047,7 +1039,8 @@ impl<T: WindowElement> BoxPlan<T> {
                     suffix: if T::FLOAT { Some(buffers()?) } else { None },
                 }
             };
-            (cfg, Some((row_plan, scratch)))
+            let columns = kernels.ids[instance as usize][WindowKernel::BoxColumns.index()];
+            (cfg, Some((row_plan, scratch)), gpu.kernel(columns)?.clone())
         };
         Ok(BoxPlan {
             instance,
@@ -1055,6 +1048,7 @@ impl<T: WindowElement> BoxPlan<T> {
             variant,
             args,
             cfg,
+            function,
             rows,
         })
     }
@@ -1093,7 +1087,6 @@ impl<T: WindowElement> BoxPlan<T> {
                 ),
             });
         }
-        let kernels = gpu.family::<WindowKernels>()?;
         let scratch_stream = self.rows.as_ref().map(|(_, s)| s.rows.s.stream().clone());
         let _order = gpu.order_after(
             [x.stream(), o0.stream()]
@@ -1102,11 +1095,9 @@ impl<T: WindowElement> BoxPlan<T> {
                 .chain(scratch_stream.as_ref()),
         )?;
         let null = 0u64;
-        let stream = gpu.stream();
         match &mut self.rows {
             None => {
-                let func = kernels.one_pass(self.instance, self.variant, self.args.win_w)?;
-                let mut launch = stream.launch_builder(func);
+                let mut launch = self.function.launch_on(gpu)?;
                 launch.arg(x).arg(o0);
                 match o1 {
                     Some(o) => launch.arg(o),
@@ -1126,8 +1117,7 @@ impl<T: WindowElement> BoxPlan<T> {
             Some((row_plan, scratch)) => {
                 let needs_sq = self.kind.needs_sumsq();
                 row_plan.launch(gpu, x, &mut scratch.rows.s, needs_sq.then_some(&mut scratch.rows.q))?;
-                let func = &kernels.functions[self.instance as usize][WindowKernel::BoxColumns.index()];
-                let mut launch = stream.launch_builder(func);
+                let mut launch = self.function.launch_on(gpu)?;
                 launch.arg(&scratch.rows.s).arg(&scratch.rows.q);
                 match &mut scratch.suffix {
                     Some(t) => launch.arg(&mut t.s).arg(&mut t.q),
