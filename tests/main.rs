@@ -11,6 +11,7 @@ mod cpu_reference;
 mod cpu_window;
 mod gpu_conv1d;
 mod gpu_filter2d;
+mod gpu_loading;
 mod gpu_pool;
 mod gpu_reduce;
 mod gpu_streams;
@@ -37,6 +38,7 @@ fn main() {
     trials.extend(cpu_filter2d::trials());
     trials.extend(gpu_filter2d::trials());
     trials.extend(gpu_streams::trials());
+    trials.extend(gpu_loading::trials());
     #[cfg(feature = "image")]
     trials.extend(cpu_image::trials());
     libtest_mimic::run(&args, trials).exit();

@@ -1,0 +1,248 @@
+//! What a program's first gpuprims call costs: for every public op (its `Auto` path, at the
+//! README's example sizes), a fresh process times `Gpu::new`, the op's first call (its kernels'
+//! modules load then: JIT-compiled by the driver, or from its cache) and a second call. Each op
+//! runs twice, in two processes sharing a new, empty `CUDA_CACHE_PATH`: **cold** (nothing cached,
+//! as on a new machine) and **warm** (the first process filled the cache).
+//!
+//!     cargo run --release --example first_use [-- --only OP...]
+//!
+//! Times include the host↔device copies of the op's host arrays, as a caller sees them.
+
+use std::process::Command;
+use std::time::Instant;
+
+use gpuprims::{AvgPool2d, Border, Gpu, Pool2d};
+use ndarray::{Array2, Array4};
+
+/// Every op timed, by name.
+const OPS: &[&str] = &[
+    "sum",
+    "sum_of_squares",
+    "min",
+    "max",
+    "mean_variance",
+    "conv1d",
+    "convolve1d",
+    "mean_filter1d",
+    "window_sum_sumsq f32",
+    "window_sum_sumsq exact",
+    "box_sum",
+    "box_sum_sumsq",
+    "local_mean_variance",
+    "local_std",
+    "max_pool2d",
+    "max_pool2d_indices",
+    "avg_pool2d",
+    "dilate 3x3",
+    "dilate 5x5",
+    "dilate 31x31",
+    "erode 3x3",
+    "morphological_gradient",
+    "opening",
+    "closing",
+    "gaussian3x3",
+    "gaussian",
+    "sobel",
+    "sobel_magnitude",
+    "correlate2d",
+    "separable2d",
+];
+
+/// The README's inputs.
+struct Inputs {
+    img: Array2<u8>,
+    img_f32: Array2<f32>,
+    signals: Array2<f64>,
+    nchw: Array4<f32>,
+}
+
+impl Inputs {
+    fn new() -> Inputs {
+        let img = Array2::from_shape_fn((1080, 1920), |(y, x)| ((x * 7 + y * 13) % 256) as u8);
+        Inputs {
+            img_f32: img.mapv(f32::from),
+            img,
+            signals: Array2::from_shape_fn((4, 10_000), |(r, i)| ((r + i) as f64).sin()),
+            nchw: Array4::from_shape_fn((5, 5, 25, 25), |(n, c, h, w)| ((n + c * 3 + h * 7 + w) % 11) as f32),
+        }
+    }
+}
+
+/// Runs op `name` once (results dropped after they reach the host).
+fn run(gpu: &Gpu, name: &str, x: &Inputs) -> gpuprims::Result<()> {
+    let b = Border::Reflect;
+    let img = &x.img;
+    match name {
+        "sum" => drop(gpu.sum(img)?),
+        "sum_of_squares" => drop(gpu.sum_of_squares(img)?),
+        "min" => drop(gpu.min(img)?),
+        "max" => drop(gpu.max(img)?),
+        "mean_variance" => drop(gpu.mean_variance(img)?),
+        "conv1d" => drop(gpu.conv1d(&x.signals, &[-0.5, 0.0, 0.5], b)?),
+        "convolve1d" => drop(gpu.convolve1d(&x.signals, &[1.0, 2.0], Border::Wrap)?),
+        "mean_filter1d" => drop(gpu.mean_filter1d(&x.signals, 5, Border::Zero)?),
+        "window_sum_sumsq f32" => {
+            let _: (Array2<f32>, Array2<f32>) = gpu.window_sum_sumsq(img, 15, Border::Zero)?;
+        }
+        "window_sum_sumsq exact" => {
+            let _: (Array2<u32>, Array2<u64>) = gpu.window_sum_sumsq(img, 15, Border::Zero)?;
+        }
+        "box_sum" => {
+            let _: Array2<u32> = gpu.box_sum(img, (5, 5), Border::Replicate)?;
+        }
+        "box_sum_sumsq" => {
+            let _: (Array2<f32>, Array2<f32>) = gpu.box_sum_sumsq(img, (15, 15), b)?;
+        }
+        "local_mean_variance" => {
+            let _: (Array2<f32>, Array2<f32>) = gpu.local_mean_variance(img, (15, 15), b)?;
+        }
+        "local_std" => {
+            let _: Array2<f32> = gpu.local_std(img, (15, 15), b)?;
+        }
+        "max_pool2d" => drop(gpu.max_pool2d(&x.nchw, Pool2d::new((2, 2)).ceil_mode(true))?),
+        "max_pool2d_indices" => {
+            drop(gpu.max_pool2d_indices(&x.nchw, Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1)))?)
+        }
+        "avg_pool2d" => drop(gpu.avg_pool2d(&x.nchw, AvgPool2d::new((2, 2)))?),
+        "dilate 3x3" => drop(gpu.dilate(img, (3, 3), b)?),
+        "dilate 5x5" => drop(gpu.dilate(img, (5, 5), b)?),
+        "dilate 31x31" => drop(gpu.dilate(img, (31, 31), b)?),
+        "erode 3x3" => drop(gpu.erode(img, (3, 3), b)?),
+        "morphological_gradient" => drop(gpu.morphological_gradient(img, (3, 3), b)?),
+        "opening" => drop(gpu.opening(img, (3, 3), b)?),
+        "closing" => drop(gpu.closing(img, (3, 3), b)?),
+        "gaussian3x3" => drop(gpu.gaussian3x3(img, b)?),
+        "gaussian" => drop(gpu.gaussian(img, 2.0, b)?),
+        "sobel" => drop(gpu.sobel(img, 0, b)?),
+        "sobel_magnitude" => drop(gpu.sobel_magnitude(img, b)?),
+        "correlate2d" => {
+            let k = Array2::from_shape_fn((3, 3), |(i, j)| (i * 3 + j) as f32 / 36.0);
+            drop(gpu.correlate2d(&x.img_f32, k.view(), b)?)
+        }
+        "separable2d" => drop(gpu.separable2d(img, &[0.25, 0.5, 0.25], &[0.25, 0.5, 0.25], b)?),
+        other => {
+            return Err(gpuprims::Error::InvalidArgument {
+                name: "op",
+                reason: format!("unknown op {other:?}"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The child: `--op NAME` prints `gpu_new_ms first_ms kernels second_ms`.
+fn child(name: &str) -> i32 {
+    let inputs = Inputs::new();
+    let t0 = Instant::now();
+    let gpu = match Gpu::new() {
+        Ok(g) => g,
+        Err(e) => {
+            println!("error {e}");
+            return 1;
+        }
+    };
+    let t1 = Instant::now();
+    let first = run(&gpu, name, &inputs);
+    let t2 = Instant::now();
+    let second = run(&gpu, name, &inputs);
+    let t3 = Instant::now();
+    if let Err(e) = first.and(second) {
+        println!("error {e}");
+        return 1;
+    }
+    let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+    println!(
+        "{:.2} {:.2} {} {:.2}",
+        ms(t0, t1),
+        ms(t1, t2),
+        gpu.loaded_kernels(),
+        ms(t2, t3)
+    );
+    0
+}
+
+/// One child run of `op` with `CUDA_CACHE_PATH=cache`: (Gpu::new, first call, kernels, second call).
+fn measure(op: &str, cache: &std::path::Path) -> Result<(f64, f64, usize, f64), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let out = Command::new(exe)
+        .args(["--op", op])
+        .env("CUDA_CACHE_PATH", cache)
+        .env_remove("CUDA_CACHE_DISABLE")
+        .output()
+        .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let f: Vec<&str> = text.split_whitespace().collect();
+    match (f.first().and_then(|v| v.parse().ok()), f.as_slice()) {
+        (Some(new), [_, first, kernels, second]) => Ok((
+            new,
+            first.parse().map_err(|_| text.to_string())?,
+            kernels.parse().map_err(|_| text.to_string())?,
+            second.parse().map_err(|_| text.to_string())?,
+        )),
+        _ => Err(format!(
+            "{}{}",
+            text.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--op") {
+        std::process::exit(child(args.get(i + 1).map_or("", String::as_str)));
+    }
+    if let Err(e) = Gpu::new() {
+        println!("No GPU: {e}. First-use times need a device.");
+        return;
+    }
+    let ops: Vec<&str> = match args.iter().position(|a| a == "--only") {
+        Some(i) => args[i + 1..].iter().map(String::as_str).collect(),
+        None => OPS.to_vec(),
+    };
+    let root = std::env::temp_dir().join(format!("gpuprims-first-use-{}", std::process::id()));
+    println!("Each op in fresh processes; cold: an empty CUDA_CACHE_PATH, warm: the cache the cold run filled.");
+    println!(
+        "| op | Gpu::new cold ms | first call cold ms | kernels loaded | Gpu::new + first call warm ms | steady call ms |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    let (mut news, mut firsts, mut warms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut failed = false;
+    for (i, op) in ops.iter().enumerate() {
+        let cache = root.join(i.to_string());
+        let runs = std::fs::create_dir_all(&cache)
+            .map_err(|e| e.to_string())
+            .and_then(|_| Ok((measure(op, &cache)?, measure(op, &cache)?)));
+        match runs {
+            Ok(((new, first, kernels, _), (wnew, wfirst, _, steady))) => {
+                println!(
+                    "| {op} | {new:.1} | {first:.1} | {kernels} | {:.1} | {steady:.2} |",
+                    wnew + wfirst
+                );
+                news.push(new);
+                firsts.push(first);
+                warms.push(wnew + wfirst);
+            }
+            Err(e) => {
+                println!("| {op} | FAILED: {e} | | | | |");
+                failed = true;
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let stats = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN),
+            v.last().copied().unwrap_or(f64::NAN),
+        )
+    };
+    let ((nm, nx), (fm, fx), (wm, wx)) = (stats(&mut news), stats(&mut firsts), stats(&mut warms));
+    println!(
+        "Gpu::new cold: median {nm:.1} ms, max {nx:.1} ms; first call cold: median {fm:.1} ms, max {fx:.1} ms; \
+         Gpu::new + first call warm: median {wm:.1} ms, max {wx:.1} ms"
+    );
+    if failed {
+        std::process::exit(1);
+    }
+}

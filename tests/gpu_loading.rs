@@ -1,0 +1,155 @@
+//! Kernel loading: a new `Gpu` loads nothing, an op loads its own kernels only, a plan loads its
+//! kernels when it is made (so a graph capture loads none), the portable build runs on any
+//! device and agrees with the device's own build, and bad names and architectures are errors.
+
+use gpuprims::{
+    Border, DeviceArray, Error, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, LoadedFrom, MorphVariant,
+};
+use libtest_mimic::{Failed, Trial};
+use ndarray::Array2;
+use rand::Rng;
+
+use crate::common::{gpu_trial, rng};
+
+pub fn trials() -> Vec<Trial> {
+    vec![
+        gpu_trial(
+            "gpu_loading::a_new_gpu_loads_nothing_and_an_op_its_kernels".into(),
+            new_gpu_loads_nothing,
+        ),
+        gpu_trial(
+            "gpu_loading::graph_capture_loads_no_module".into(),
+            capture_loads_nothing,
+        ),
+        gpu_trial(
+            "gpu_loading::portable_build_matches_the_device_build".into(),
+            portable_matches,
+        ),
+        gpu_trial(
+            "gpu_loading::bad_kernel_names_and_architectures".into(),
+            bad_names_and_archs,
+        ),
+    ]
+}
+
+fn image(h: usize, w: usize, seed: u64) -> Array2<u8> {
+    let mut r = rng(seed);
+    Array2::from_shape_fn((h, w), |_| r.random::<u8>())
+}
+
+fn cpu_dilate(x: &Array2<u8>, window: (usize, usize), border: Border) -> Array2<u8> {
+    let (h, w) = x.dim();
+    let v = gpuprims::cpu::filter2d::dilate(x.as_slice().expect("standard layout"), h, w, window, border);
+    Array2::from_shape_vec((h, w), v).expect("shape")
+}
+
+fn new_gpu_loads_nothing(_: &Gpu) -> Result<(), Failed> {
+    let g = Gpu::with_device(0)?;
+    if g.loaded_kernels() != 0 {
+        return Err(format!("a new Gpu loaded {} kernels", g.loaded_kernels()).into());
+    }
+    let x = image(61, 200, 1);
+    let got = g.dilate_with(&x, (3, 3), Border::Reflect, MorphVariant::RowVector)?;
+    if got != cpu_dilate(&x, (3, 3), Border::Reflect) {
+        return Err("dilation differs from the CPU".into());
+    }
+    // The row-vector rung is one kernel; nothing else was loaded.
+    if g.loaded_kernels() != 1 {
+        return Err(format!("one dilation loaded {} kernels", g.loaded_kernels()).into());
+    }
+    let fork = g.fork_stream()?;
+    fork.dilate_with(&x, (3, 3), Border::Reflect, MorphVariant::RowVector)?;
+    if fork.loaded_kernels() != 1 || !fork.shares_kernels_with(&g) {
+        return Err("a forked stream loaded its own copy".into());
+    }
+    Ok(())
+}
+
+fn capture_loads_nothing(_: &Gpu) -> Result<(), Failed> {
+    let g = Gpu::with_device(0)?;
+    let shape = Filter2dShape {
+        planes: 1,
+        h: 300,
+        w: 516,
+    };
+    let host = image(300, 516, 2);
+    let x = DeviceArray::upload(&g, &host)?;
+    let mut y = DeviceArray::<u8, _>::uninit(&g, x.raw_dim())?;
+    let plan = Filter2dPlan::<u8>::gaussian3x3(&g, shape, Border::Reflect, Filter2dVariant::Auto)?;
+    let made = g.loaded_kernels();
+    if made == 0 {
+        return Err("making the plan loaded no kernel".into());
+    }
+    let graph = g.capture(|g| plan.enqueue(g, x.as_slice(), y.as_mut_slice()))?;
+    if g.loaded_kernels() != made {
+        return Err(format!("the capture loaded {} more kernels", g.loaded_kernels() - made).into());
+    }
+    graph.launch()?;
+    let got = y.download(&g)?;
+    let want = g.gaussian3x3(&host, Border::Reflect)?;
+    if got != want {
+        return Err("the graph's Gaussian differs from the op's".into());
+    }
+    Ok(())
+}
+
+fn portable_matches(gpu: &Gpu) -> Result<(), Failed> {
+    let portable = Gpu::with_device_arch(0, 70)?;
+    if portable.kernel_arch() != 70 {
+        return Err(format!("capped at 70, loads sm_{}", portable.kernel_arch()).into());
+    }
+    let cc = gpu.props().compute_capability;
+    let newest = gpuprims::kernels::ptx_archs()
+        .iter()
+        .copied()
+        .filter(|&a| a <= (cc.0 * 10 + cc.1) as u32)
+        .max();
+    if Some(gpu.kernel_arch()) != newest {
+        return Err(format!(
+            "device sm_{}{} loads sm_{}, not {newest:?}",
+            cc.0,
+            cc.1,
+            gpu.kernel_arch()
+        )
+        .into());
+    }
+    // The word tile specializes for sm_90: the portable Gpu must JIT its sm_70 PTX.
+    let name = "gpuprims_word_tile_max5";
+    match portable.load_kernel(name)?.from {
+        LoadedFrom::Ptx { arch: 70 } => {}
+        other => return Err(format!("portable {name} loaded from {other:?}").into()),
+    }
+    let own = gpu.load_kernel(name)?.from;
+    if gpu.kernel_arch() >= 90 && !matches!(own, LoadedFrom::Ptx { arch: 90 } | LoadedFrom::Sass { arch: 90 }) {
+        return Err(format!("sm_90 device loaded {name} from {own:?}").into());
+    }
+    for (i, (h, w)) in [(257, 1000), (64, 333), (1, 7)].into_iter().enumerate() {
+        let x = image(h, w, 10 + i as u64);
+        for window in [(3, 3), (5, 5), (15, 15)] {
+            let want = cpu_dilate(&x, window, Border::Reflect);
+            let a = portable.dilate(&x, window, Border::Reflect)?;
+            let b = gpu.dilate(&x, window, Border::Reflect)?;
+            if a != want || b != want {
+                return Err(format!(
+                    "{h} × {w}, {window:?}: portable ok {}, device ok {}",
+                    a == want,
+                    b == want
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn bad_names_and_archs(gpu: &Gpu) -> Result<(), Failed> {
+    match gpu.load_kernel("gpuprims_no_such_kernel") {
+        Err(Error::InvalidArgument { name: "kernel", .. }) => {}
+        other => return Err(format!("unknown kernel: {other:?}").into()),
+    }
+    match Gpu::with_device_arch(0, 60) {
+        Err(Error::NoDevice { reason }) if reason.contains("sm_70") && reason.contains("sm_60") => {}
+        other => return Err(format!("a cap below every build: {:?}", other.map(|_| ())).into()),
+    }
+    Ok(())
+}
