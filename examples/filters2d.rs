@@ -8,7 +8,10 @@
 //! the direct 3 × 3 reference). Run `../shared/peers/build_and_run.sh W5 W6 W7 W8 W9` in the same
 //! call for NPP and CuPy.
 //!
-//!     cargo run --release --example filters2d [-- --quick]
+//!     cargo run --release --example filters2d [-- --quick] [--auto]
+//!
+//! `--auto` times the `Auto` rung alone (with the copy bandwidth and the checks): a quick look at
+//! the fastest variant of each filter, for comparing two builds.
 
 #[path = "support/mod.rs"]
 mod support;
@@ -24,6 +27,7 @@ const BORDER: Border = Border::Replicate;
 
 fn main() {
     let quick = support::quick();
+    let auto_only = std::env::args().any(|a| a == "--auto");
     let side = if quick { 320 } else { 8192 };
     let x: Vec<u8> = support::image(side * side, 2029);
     let shape = Filter2dShape {
@@ -39,7 +43,9 @@ fn main() {
     let xd = gpu.stream().clone_htod(&x).unwrap_or_else(|e| fail(e.into()));
     let mut failed = false;
     for k in [3usize, 5, 15, 31] {
-        let variants: Vec<MorphVariant> = if k <= 5 {
+        let variants: Vec<MorphVariant> = if auto_only {
+            vec![MorphVariant::Auto]
+        } else if k <= 5 {
             MorphVariant::ALL.into_iter().chain([MorphVariant::Auto]).collect()
         } else {
             vec![
@@ -74,10 +80,14 @@ fn main() {
             rayon_us,
         );
     }
-    let variants: Vec<Filter2dVariant> = Filter2dVariant::ALL
-        .into_iter()
-        .chain([Filter2dVariant::Auto])
-        .collect();
+    let variants: Vec<Filter2dVariant> = if auto_only {
+        vec![Filter2dVariant::Auto]
+    } else {
+        Filter2dVariant::ALL
+            .into_iter()
+            .chain([Filter2dVariant::Auto])
+            .collect()
+    };
     let (rayon_us, want) = support::cpu_time_us(1, || {
         cpu::gaussian3x3(&x, side, side, BORDER)
             .into_iter()

@@ -2,7 +2,7 @@
 //! scipy.ndimage's own outputs (tests/data/scipy_conv1d.txt), and the CPU baselines.
 
 use gpuprims::Border;
-use gpuprims::abi::border::border_index;
+use gpuprims::abi::border::{border_index, border_index_i32};
 use gpuprims::cpu::conv1d as cpu;
 use libtest_mimic::Trial;
 use rand::Rng;
@@ -73,8 +73,11 @@ pub fn trials() -> Vec<Trial> {
                     for i in -200i64..200 {
                         let reference = cpu::extended_index(i, n, border).map(|j| j as i64);
                         let kernel = border_index(i, n as i64, mode);
-                        if reference != kernel {
-                            return Err(format!("{border:?} n={n} i={i}: {reference:?} vs {kernel:?}").into());
+                        let kernel32 = border_index_i32(i as i32, n as i32, mode).map(i64::from);
+                        if reference != kernel || reference != kernel32 {
+                            return Err(
+                                format!("{border:?} n={n} i={i}: {reference:?} vs {kernel:?}, {kernel32:?}").into(),
+                            );
                         }
                     }
                 }

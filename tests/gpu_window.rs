@@ -580,6 +580,45 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The stream-rows word kernel given an input one byte past an aligned address: the plan
+/// launches the gathering kernel instead, with the same results as from the aligned input.
+fn stream_rows_unaligned(gpu: &Gpu) -> Result<(), Failed> {
+    use cudarc::driver::DevicePtr;
+    let (h, w) = (37, 532);
+    let host = u8::random(h * w, 811);
+    let stream = gpu.stream();
+    let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
+    for window in [(7, 15), (15, 3)] {
+        let mut plan =
+            BoxLaunch::<u8>::mean_variance::<f32>(gpu, (1, h, w), window, Border::Reflect, BoxVariant::Auto)?;
+        if plan.variant() != BoxVariant::StreamRows {
+            return Err(format!("Auto runs {} on {w} columns", plan.variant().name()).into());
+        }
+        let mut outs = Vec::new();
+        for offset in [0u64, 1] {
+            let buf = stream.alloc_zeros::<u8>(h * w + 1).map_err(err)?;
+            let (ptr, _sync) = buf.device_ptr(stream);
+            // SAFETY: h · w bytes from `offset` lie in `buf`; the alias is leaked before `buf` drops.
+            let mut x = unsafe { stream.upgrade_device_ptr::<u8>(ptr + offset, h * w) };
+            stream.memcpy_htod(&host, &mut x).map_err(err)?;
+            let mut mean = stream.alloc_zeros::<f32>(h * w).map_err(err)?;
+            let mut var = stream.alloc_zeros::<f32>(h * w).map_err(err)?;
+            gpu.poison(&mut mean)?;
+            gpu.poison(&mut var)?;
+            plan.enqueue(gpu, &x, &mut mean, &mut var)?;
+            outs.push((
+                stream.clone_dtoh(&mean).map_err(err)?,
+                stream.clone_dtoh(&var).map_err(err)?,
+            ));
+            x.leak();
+        }
+        if outs[0] != outs[1] || outs[0].0.iter().chain(&outs[0].1).any(|v| !v.is_finite()) {
+            return Err(format!("{window:?}: the unaligned input's results differ from the aligned one's").into());
+        }
+    }
+    Ok(())
+}
+
 /// Host views in every layout give what the device array gives: a transposed 2D view, a strided
 /// slice, a 3-D batch (rows and boxes).
 fn layouts<T: In>(gpu: &Gpu) -> Result<(), Failed>
@@ -884,6 +923,10 @@ pub fn trials() -> Vec<Trial> {
             move |g| stream_rows_every_width(g, border),
         ));
     }
+    t.push(gpu_trial(
+        "gpu::window::boxes::u8::stream_rows_unaligned_input".into(),
+        stream_rows_unaligned,
+    ));
     t.push(gpu_trial("gpu::window::scipy_uniform_filter".into(), scipy_on_gpu));
     t.push(gpu_trial(
         "gpu::window::float_running_sums_within_direct_bound".into(),

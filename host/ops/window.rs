@@ -73,16 +73,17 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES,
-    STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN, STREAM_BOX_WARPS, Seg, Sums, WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED,
-    WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn, WindowKernel, fused_layout, running_shared_bytes, running_tile,
-    sliding_layout, sliding_outputs, stream_box_ring_bytes, warp_box_geometry,
+    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, STREAM_BOX_ANY_NAMES,
+    STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN, STREAM_BOX_WARPS, Seg, Sums,
+    WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn, WindowKernel, fused_layout,
+    running_shared_bytes, running_tile, sliding_layout, sliding_outputs, stream_box_reads_words, stream_box_ring_bytes,
+    warp_box_geometry,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -285,8 +286,9 @@ unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 pub(crate) struct WindowKernels {
     ids: Vec<[KernelId; WindowKernel::ALL.len()]>,
     int: Vec<Option<IntKernels>>,
-    /// The stream-rows box (u8 → f32), indexed by window width − 1.
-    stream: Vec<KernelId>,
+    /// The stream-rows box (u8 → f32), indexed by window width − 1: the word kernels, then the
+    /// gathering ones (any plane).
+    stream: [Vec<KernelId>; 2],
 }
 
 struct IntKernels {
@@ -298,10 +300,11 @@ struct IntKernels {
 
 impl WindowKernels {
     /// The one-pass box kernel of `variant` (`Fused`, or for u8 `WarpPrefix` and `StreamRows`)
-    /// for `instance` and a window `win_w` wide.
-    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant, win_w: u32) -> Result<KernelId> {
+    /// for `instance` and a window `win_w` wide; `words`: the stream-rows kernel that reads whole
+    /// words (`stream_box_reads_words`), else the one that gathers.
+    fn one_pass(&self, instance: WindowInstance, variant: BoxVariant, win_w: u32, words: bool) -> Result<KernelId> {
         if variant == BoxVariant::StreamRows {
-            return match (instance, self.stream.get(win_w as usize - 1)) {
+            return match (instance, self.stream[!words as usize].get(win_w as usize - 1)) {
                 (WindowInstance::u8_f32, Some(&f)) => Ok(f),
                 _ => Err(no_int_kernels(instance)),
             };
@@ -335,7 +338,8 @@ impl Family for WindowKernels {
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
-        let stream = STREAM_BOX_NAMES.iter().map(|n| id(n)).collect::<Result<_>>()?;
+        let list = |names: &[&'static str]| names.iter().map(|n| id(n)).collect::<Result<Vec<_>>>();
+        let stream = [list(&STREAM_BOX_NAMES)?, list(&STREAM_BOX_ANY_NAMES)?];
         Ok(WindowKernels { ids, int, stream })
     }
 
@@ -349,6 +353,7 @@ impl Family for WindowKernels {
                     .chain(i.warp_name())
             })
             .chain(STREAM_BOX_NAMES)
+            .chain(STREAM_BOX_ANY_NAMES)
             .collect()
     }
 }
@@ -716,6 +721,9 @@ pub struct BoxPlan<T: WindowElement> {
     cfg: LaunchConfig,
     /// The one-pass kernel, or the separable variant's column pass.
     function: Arc<Kernel>,
+    /// The kernel an unaligned input takes instead of `function` (the stream-rows word kernel's
+    /// gathering twin), loaded at its first use.
+    unaligned: Option<KernelId>,
     /// Separable: the row pass and the scratch (row sums; floats also the suffix sums).
     rows: Option<(WindowPlan<T>, Scratch<T>)>,
 }
@@ -896,9 +904,10 @@ impl<T: WindowElement> BoxPlan<T> {
                 what: "the stream-rows variant's shared ring of one warp's last h rows (window height)",
             })
         });
-        // Auto takes it where its words load directly (the fast path: at least 16 columns, a
-        // multiple of 4); other shapes it computes correctly but byte by byte.
-        let stream_fast = width >= 16 && width.is_multiple_of(4);
+        // Auto takes it where its words load directly (the word kernel: at least 16 columns, a
+        // multiple of 4); other shapes it computes correctly but byte by byte (the gathering
+        // kernel, also the fallback for an unaligned buffer).
+        let stream_fast = stream_box_reads_words(0, width as u64);
         let variant = match variant {
             BoxVariant::Auto if has_stream && stream_limit.is_none() && stream_fast => BoxVariant::StreamRows,
             BoxVariant::Auto if warp_fits && win_w as u64 > WARP_AUTO_MIN_WIDTH => BoxVariant::WarpPrefix,
@@ -976,7 +985,9 @@ impl<T: WindowElement> BoxPlan<T> {
             )),
             BoxVariant::Fused => Some((FUSED_BLOCK, shared, 1, cols as u64, StripRule::OneWave { min_h: 4 })),
             BoxVariant::StreamRows => {
-                let id = gpu.family::<WindowKernels>()?.one_pass(instance, variant, w)?;
+                let id = gpu
+                    .family::<WindowKernels>()?
+                    .one_pass(instance, variant, w, stream_fast)?;
                 let warps = stream_box_warps(gpu.kernel(id)?.function(), ring, optin)?;
                 Some((
                     32 * warps,
@@ -990,7 +1001,9 @@ impl<T: WindowElement> BoxPlan<T> {
         };
         let kernels = gpu.family::<WindowKernels>()?;
         let (cfg, rows, function) = if let Some((threads, shared, per_block, tile_cols, strips)) = one_pass {
-            let function = gpu.kernel(kernels.one_pass(instance, variant, w)?)?.clone();
+            let function = gpu
+                .kernel(kernels.one_pass(instance, variant, w, stream_fast)?)?
+                .clone();
             let per_sm = function
                 .function()
                 .occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
@@ -1042,6 +1055,11 @@ impl<T: WindowElement> BoxPlan<T> {
             let columns = kernels.ids[instance as usize][WindowKernel::BoxColumns.index()];
             (cfg, Some((row_plan, scratch)), gpu.kernel(columns)?.clone())
         };
+        // The word kernel refuses an unaligned input; that launch takes the gathering kernel,
+        // loaded then (device arrays are aligned; views at an offset may not be).
+        let unaligned = (variant == BoxVariant::StreamRows && stream_fast)
+            .then(|| kernels.one_pass(instance, variant, w, false))
+            .transpose()?;
         Ok(BoxPlan {
             instance,
             kind,
@@ -1049,6 +1067,7 @@ impl<T: WindowElement> BoxPlan<T> {
             args,
             cfg,
             function,
+            unaligned,
             rows,
         })
     }
@@ -1097,7 +1116,13 @@ impl<T: WindowElement> BoxPlan<T> {
         let null = 0u64;
         match &mut self.rows {
             None => {
-                let mut launch = self.function.launch_on(gpu)?;
+                let mut function = &self.function;
+                if let Some(id) = self.unaligned
+                    && !stream_box_reads_words(x.device_ptr(gpu.stream()).0, self.args.width)
+                {
+                    function = gpu.kernel(id)?;
+                }
+                let mut launch = function.launch_on(gpu)?;
                 launch.arg(x).arg(o0);
                 match o1 {
                     Some(o) => launch.arg(o),

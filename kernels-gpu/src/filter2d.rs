@@ -141,7 +141,18 @@ impl<T: Pixel> Plane<T> {
     /// `row` came from `self.row`.
     #[inline(always)]
     unsafe fn at(&self, row: Option<*const T>, c: i32) -> T {
-        match (row, self.col(c)) {
+        // SAFETY: forwarded.
+        unsafe { self.at_col(row, self.col(c)) }
+    }
+
+    /// The sample of `row` (a `row(..)` result) at column `col` (a `col(..)` result), so a column
+    /// read in many rows is mapped once.
+    ///
+    /// # Safety
+    /// `row` came from `self.row`, `col` from `self.col`.
+    #[inline(always)]
+    unsafe fn at_col(&self, row: Option<*const T>, col: Option<i32>) -> T {
+        match (row, col) {
             // SAFETY: the row holds w samples and the column is below w.
             (Some(p), Some(j)) => unsafe { T::load(p.add(j as usize)) },
             _ => self.cval,

@@ -1900,7 +1900,8 @@ crate::for_each_window_instance!(window_entries);
 
 macro_rules! stream_box_entries {
     ($($name:ident, $w:literal, $l:literal, $r:literal;)*) => {
-        /// The stream-rows box (u8 → f32), one kernel per window width.
+        /// The stream-rows box (u8 → f32), one kernel per window width, and one per width for
+        /// any plane (`any`).
         pub mod u8_f32_stream_box {
             use super::*;
             $(
@@ -1912,10 +1913,22 @@ macro_rules! stream_box_entries {
                 #[unsafe(export_name = $crate::stream_box_name!($w))]
                 pub unsafe extern "ptx-kernel" fn $name(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
                     const { assert!($crate::abi::window::STREAM_BOX_WARPS * 32 == 128 && $l + 1 + $r == $w) };
-                    unsafe { super::stream_box::stream_box::<$l, $r>(x, o0, o1, a) }
+                    unsafe { super::stream_box::stream_box::<$l, $r, false>(x, o0, o1, a) }
                 }
             )*
+            /// The gathering kernels.
+            pub mod any {
+                use super::*;
+                $(
+                    $crate::launch_bounds!($crate::stream_box_any_name!($w), 128, 4);
+                    #[unsafe(export_name = $crate::stream_box_any_name!($w))]
+                    pub unsafe extern "ptx-kernel" fn $name(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
+                        unsafe { super::super::stream_box::stream_box::<$l, $r, true>(x, o0, o1, a) }
+                    }
+                )*
+            }
         }
     };
 }
+
 crate::for_each_stream_box_width!(stream_box_entries);

@@ -39,24 +39,25 @@ macro_rules! border_index_fn {
             if 0 <= i && i < n {
                 return Some(i);
             }
-            match mode {
-                BorderMode::Constant => None,
-                BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
-                BorderMode::Reflect => {
-                    // period 2n: a b c d d c b a
-                    let m = i.rem_euclid(2 * n);
-                    Some(if m < n { m } else { 2 * n - 1 - m })
-                }
-                BorderMode::Mirror => {
-                    if n == 1 {
-                        return Some(0);
-                    }
-                    // period 2n − 2: a b c d c b
-                    let m = i.rem_euclid(2 * n - 2);
-                    Some(if m < n { m } else { 2 * n - 2 - m })
-                }
-                BorderMode::Wrap => Some(i.rem_euclid(n)),
+            let (reflect, mirror) = (mode as u32 == BorderMode::Reflect as u32, mode as u32 == BorderMode::Mirror as u32);
+            if !reflect && !mirror {
+                return match mode {
+                    BorderMode::Constant => None,
+                    BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+                    _ => Some(i.rem_euclid(n)), // wrap: a b c d | a b c d
+                };
             }
+            if mirror && n == 1 {
+                return Some(0);
+            }
+            // Reflect (a b c d d c b a) and mirror (a b c d c b) are periodic: one remainder by
+            // the period, then the second half folds back, repeating the edge sample (reflect)
+            // or not (mirror). One remainder in the code for both: kernels inline this wherever
+            // they map an index, and each 32-bit remainder is a dozen instructions for the
+            // driver's JIT to compile.
+            let period = 2 * n - 2 * mirror as $t;
+            let m = i.rem_euclid(period);
+            Some(if m < n { m } else { period - m - reflect as $t })
         }
     };
 }

@@ -82,12 +82,33 @@ pub const fn stream_box_ring_bytes(win_w: u32, win_h: u32) -> u64 {
 }
 
 /// Symbol of the stream-rows box for windows `w` columns wide (one kernel per width, so the
-/// byte positions of every window are constants).
+/// byte positions of every window are constants), for planes it reads by words
+/// ([`stream_box_reads_words`]).
 #[macro_export]
 macro_rules! stream_box_name {
     ($w:literal) => {
         concat!($crate::kernel_prefix!(), "window_u8_f32_stream_box_w", stringify!($w))
     };
+}
+
+/// Symbol of the stream-rows box for any plane (every byte gathered through the border mapping):
+/// the planes [`stream_box_reads_words`] refuses.
+#[macro_export]
+macro_rules! stream_box_any_name {
+    ($w:literal) => {
+        concat!(
+            $crate::kernel_prefix!(),
+            "window_u8_f32_stream_box_any_w",
+            stringify!($w)
+        )
+    };
+}
+
+/// Whether the word kernel of the stream-rows box ([`stream_box_name`]) takes planes of `width`
+/// columns at `x`: 4-byte aligned, a multiple of 4 columns, at least 16. Others take the gathering
+/// kernel ([`stream_box_any_name`]).
+pub const fn stream_box_reads_words(x: u64, width: u64) -> bool {
+    x % 4 == 0 && width % 4 == 0 && width >= 16
 }
 
 /// Calls `$m!` with every width the stream-rows box compiles: `(name, w, left, right)`, `left = w / 2`
@@ -107,6 +128,9 @@ macro_rules! stream_box_names {
     ($($name:ident, $w:literal, $l:literal, $r:literal;)*) => {
         /// The stream-rows kernels' symbols, indexed by window width − 1.
         pub const STREAM_BOX_NAMES: [&str; STREAM_BOX_MAX_WIDTH as usize] = [$($crate::stream_box_name!($w)),*];
+        /// The gathering stream-rows kernels' symbols, indexed by window width − 1.
+        pub const STREAM_BOX_ANY_NAMES: [&str; STREAM_BOX_MAX_WIDTH as usize] =
+            [$($crate::stream_box_any_name!($w)),*];
     };
 }
 for_each_stream_box_width!(stream_box_names);

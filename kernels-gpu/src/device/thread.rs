@@ -94,3 +94,11 @@ pub fn fence_device() {
     // SAFETY: a fence has no operands and no memory-safety preconditions.
     unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) }
 }
+
+/// Aborts the kernel (`trap`): the launch fails with an error the host sees. For states the host
+/// promises never to launch into, so a broken promise is an error rather than garbage.
+#[inline(always)]
+pub fn trap() -> ! {
+    // SAFETY: ends the kernel; no memory is touched.
+    unsafe { core::arch::nvptx::trap() }
+}

@@ -498,15 +498,10 @@ pub unsafe fn word_tile<F: WordFilter<K>, const K: usize, const P: usize, const 
         unsafe { span.prefetch_rows_l2(r0 + a.prefetch_rows as i32, R as i32) };
     }
     let whole_warp = c_warp + cols <= a.w as i32;
+    let mapped = !(whole_warp && top >= 0 && top + (R + K - 1) as i32 <= a.h as i32);
     // SAFETY: forwarded; the rows are whole aligned vectors (the caller's promise) and, unmapped,
     // the tile's rows and columns lie in the plane.
-    unsafe {
-        if whole_warp && top >= 0 && top + (R + K - 1) as i32 <= a.h as i32 {
-            word_tile_interior::<F, K, P, R, false>(x, y, a, p, r0, c_warp);
-        } else {
-            word_tile_interior::<F, K, P, R, true>(x, y, a, p, r0, c_warp);
-        }
-    }
+    unsafe { word_tile_interior::<F, K, P, R>(x, y, a, p, r0, c_warp, mapped) }
 }
 
 /// [`word_tile`] for any width and alignment: a lane's `P` words filtered one after the other,
@@ -566,7 +561,7 @@ impl WordLane {
 }
 
 /// The interior path of [`word_tile`]: straight-line loads from one row pointer advanced by
-/// the width, no per-lane bounds, and no row mapping unless `MAPPED` (the first and last strips
+/// the width, no per-lane bounds, and no row mapping unless `mapped` (the first and last strips
 /// of rows: each row position border-mapped once, a constant row filled with the constant, and
 /// only the output rows inside the plane stored). The strips of the plane's top and bottom took
 /// the word-by-word [`word_tile_edges`] before; the last strip's warps, launched last, then ran
@@ -579,36 +574,41 @@ impl WordLane {
 /// loads. The plane's left and right borders replace those words only in the lanes at those
 /// edges.
 ///
-/// `MAPPED` also serves a partial last warp: its lanes past the width load the last lane's words
+/// `mapped` also serves a partial last warp: its lanes past the width load the last lane's words
 /// and store nothing.
+///
+/// The two paths differ only in their loads and in which stores they keep: they branch for the
+/// loads and meet for the filter, which the driver's JIT then compiles once (the word-tile
+/// kernels took half the time to JIT, ptxas 13.0: 3 × 3 dilation 236 → 128 ms).
 ///
 /// # Safety
 /// Row `r0` lies in plane `p`, column `c_warp` lies in its rows, the rows are whole vectors of
-/// `4·P` bytes aligned to `4·P` bytes, and unless `MAPPED`, rows `r0 − K/2 .. r0 − K/2 + R + K − 1`
+/// `4·P` bytes aligned to `4·P` bytes, and unless `mapped`, rows `r0 − K/2 .. r0 − K/2 + R + K − 1`
 /// and columns `c_warp .. c_warp + word_tile_cols(P)` lie in the plane.
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, const R: usize, const MAPPED: bool>(
+unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, const R: usize>(
     x: *const u8,
     y: *mut F::Out,
     a: &Args<u8>,
     p: u64,
     r0: i32,
     c_warp: i32,
+    mapped: bool,
 ) {
     let WordLane { positions, top, c0 } = WordLane::new::<K, P, R>(r0, c_warp);
-    // The lanes of a partial last warp (`MAPPED`) past the width filter the last lane's words
+    // The lanes of a partial last warp (`mapped`) past the width filter the last lane's words
     // again and store nothing.
-    let lane_inside = !MAPPED || c0 < a.w as i32;
-    let c0 = if MAPPED { c0.min(a.w as i32 - 4 * P as i32) } else { c0 };
+    let lane_inside = !mapped || c0 < a.w as i32;
+    let c0 = if mapped { c0.min(a.w as i32 - 4 * P as i32) } else { c0 };
     let w = a.w as usize;
     let plane = Plane::of(x, p, a);
     let end = c0 + 4 * P as i32;
     let (at_left, at_right) = (c0 == 0, end >= a.w as i32);
-    // Row position j: its start, `None` for a constant row (`MAPPED` only).
+    // Row position j: its start, `None` for a constant row (`mapped` only).
     let row_at = |j: usize| -> Option<*const u8> {
-        if MAPPED {
+        if mapped {
             plane.row(top + j as i32)
         } else {
             Some(plane.base.wrapping_add((top as usize + j) * w))
@@ -616,12 +616,91 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
     };
     let constant = u32::from(a.cval) * 0x0101_0101;
     let mut t = TileRows::<P>::new();
+    // SAFETY: forwarded (row_at's rows, the lane's columns).
+    unsafe {
+        if mapped {
+            load_tile_rows(
+                &mut t,
+                positions,
+                |j| plane.row(top + j as i32),
+                c0,
+                (at_left, at_right),
+                constant,
+            );
+        } else {
+            let base = plane.base.wrapping_add(top as usize * w);
+            load_tile_rows(
+                &mut t,
+                positions,
+                |j| Some(base.wrapping_add(j * w)),
+                c0,
+                (at_left, at_right),
+                constant,
+            );
+        }
+    }
+    // The plane's border columns, in one cold block per edge (not between the rows' hot code,
+    // where it would spread the loop over the instruction cache). The two border columns a lane
+    // needs are the same in every row: mapped once, then read row by row (mapping each sample,
+    // every border mode's arithmetic per row, was most of what the driver's JIT compiled: the
+    // 3 × 3 dilation took 147 ms in ptxas 13.0, 32 without these blocks).
+    if at_left {
+        let cols = [plane.col(-2), plane.col(-1)];
+        crate::unroll!(ROWS_CAP, |j| {
+            if j < positions {
+                // SAFETY: a plane.row result (or the unmapped row inside); border-mapped columns.
+                t.left[j] = unsafe { border_word(&plane, row_at(j), cols) } << 16;
+            }
+        });
+    }
+    if at_right {
+        let cols = [plane.col(end), plane.col(end + 1)];
+        crate::unroll!(ROWS_CAP, |j| {
+            if j < positions {
+                // SAFETY: as above.
+                t.right[j] = unsafe { border_word(&plane, row_at(j), cols) };
+            }
+        });
+    }
+    // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
+    // input's shape and alignment).
+    let out0 = unsafe { y.add(flat(a, p, r0, c0)) };
+    F::tile::<P, R>(&t, |i, out| {
+        // Rows past the plane and lanes past the width (`mapped` only) store nothing, by
+        // predicated stores: `if`s around the stores were branches before which the compiler
+        // computed every row's outputs (the Gaussian's mapped path then took 94 registers, 76
+        // with predicates).
+        let keep = !mapped || (lane_inside && r0 + (i as i32) < a.h as i32);
+        // SAFETY: if keep, row r0 + i < h and column c0 < w (the caller's promise unless
+        // mapped), aligned whole words.
+        unsafe { store_words(out0.wrapping_add(i * w) as *mut u32, out, P * F::OUT_WORDS, keep) };
+    });
+}
+
+/// Loads the `positions` row positions of a lane's tile: its `P` words at column `c0` of row
+/// `row_at(j)` (`None`: a constant row), and the words before and after them unless the lane is
+/// at the plane's left or right edge (`edges`; the caller fills those from the border).
+///
+/// # Safety
+/// Each `row_at` row is a row of the plane whose columns `c0 − 4 .. c0 + 4·P + 4` (those not
+/// skipped at an edge) lie in it, aligned to `4·P` bytes at `c0`.
+// unroll! bodies past a generic bound are dead code the lint cannot see through.
+#[allow(unconditional_panic)]
+#[inline(always)]
+unsafe fn load_tile_rows<const P: usize>(
+    t: &mut TileRows<P>,
+    positions: usize,
+    row_at: impl Fn(usize) -> Option<*const u8>,
+    c0: i32,
+    (at_left, at_right): (bool, bool),
+    constant: u32,
+) {
     crate::unroll!(ROWS_CAP, |j| {
         if j < positions {
             match row_at(j) {
                 // SAFETY: a row of the plane; the lane's words lie in it, aligned, and the side
                 // words are loaded at fixed offsets from the same address (predicated off in the
-                // edge lanes, which take them from the border below).
+                // edge lanes, which take them from the border).
                 Some(row) => unsafe {
                     let own = row.add(c0 as usize);
                     t.own[j] = load_words::<P>(own);
@@ -640,53 +719,16 @@ unsafe fn word_tile_interior<F: WordFilter<K>, const K: usize, const P: usize, c
             }
         }
     });
-    // The plane's border columns, in one cold block per edge (not between the rows' hot code,
-    // where it would spread the loop over the instruction cache).
-    if at_left {
-        crate::unroll!(ROWS_CAP, |j| {
-            if j < positions {
-                // SAFETY: a plane.row result (or the unmapped row inside); border-mapped columns.
-                t.left[j] = unsafe { border_before(&plane, row_at(j)) };
-            }
-        });
-    }
-    if at_right {
-        crate::unroll!(ROWS_CAP, |j| {
-            if j < positions {
-                // SAFETY: as above.
-                t.right[j] = unsafe { border_after(&plane, row_at(j), end) };
-            }
-        });
-    }
-    // SAFETY: output row r0 of plane p, column c0: the caller's promise (the output has the
-    // input's shape and alignment).
-    let out0 = unsafe { y.add(flat(a, p, r0, c0)) };
-    F::tile::<P, R>(&t, |i, out| {
-        // Rows past the plane and lanes past the width (`MAPPED` only) store nothing, by
-        // predicated stores: `if`s around the stores were branches before which the compiler
-        // computed every row's outputs (the Gaussian's mapped path then took 94 registers, 76
-        // with predicates).
-        let keep = !MAPPED || (lane_inside && r0 + (i as i32) < a.h as i32);
-        // SAFETY: if keep, row r0 + i < h and column c0 < w (the caller's promise unless
-        // MAPPED), aligned whole words.
-        unsafe { store_words(out0.wrapping_add(i * w) as *mut u32, out, P * F::OUT_WORDS, keep) };
-    });
 }
 
-/// The word before column 0 of `row`: its bytes 2 and 3 are the border samples at columns −2
-/// and −1.
+/// The samples of `row` (a `plane.row` result) at the mapped columns `cols` (`Plane::col`
+/// results; `None`: the constant) as bytes 0 and 1 of a word: the border samples a lane at the
+/// plane's right edge needs after its words, or, shifted up by 16, those at columns −2 and −1
+/// before a left-edge lane's.
 #[inline(always)]
-unsafe fn border_before(plane: &Plane<u8>, row: Option<*const u8>) -> u32 {
-    // SAFETY: row from the plane; border-mapped columns.
-    unsafe { ((plane.at(row, -2) as u32) << 16) | ((plane.at(row, -1) as u32) << 24) }
-}
-
-/// The word at column `c` ≥ w of `row`: its bytes 0 and 1 are the border samples at columns `c`
-/// and `c + 1`.
-#[inline(always)]
-unsafe fn border_after(plane: &Plane<u8>, row: Option<*const u8>, c: i32) -> u32 {
-    // SAFETY: as border_before.
-    unsafe { (plane.at(row, c) as u32) | ((plane.at(row, c + 1) as u32) << 8) }
+unsafe fn border_word(plane: &Plane<u8>, row: Option<*const u8>, cols: [Option<i32>; 2]) -> u32 {
+    // SAFETY: row from the plane; columns from its border mapping.
+    unsafe { (plane.at_col(row, cols[0]) as u32) | ((plane.at_col(row, cols[1]) as u32) << 8) }
 }
 
 /// The path of [`word_tile_any`] (widths that are not whole vectors, unaligned images): every

@@ -34,14 +34,21 @@
 //! directly; the warps at a plane's left and right edges whose own 256 columns lie in the plane
 //! load those directly and their side words through per-lane maps (two loads, and a `prmt` when
 //! the row is used, give the border-extended word; the maps are computed once per lane); warps
-//! cut by the plane's right edge read each word through a map; unaligned planes, widths that are
-//! not a multiple of 4 and planes narrower than 16 columns gather every byte through the border
-//! mapping.
+//! cut by the plane's right edge read each word through a map. Unaligned planes, widths that are
+//! not a multiple of 4 and planes narrower than 16 columns take a kernel of their own (`ANY`),
+//! which gathers every byte through the border mapping: in the word kernel that path was half
+//! of what the driver's JIT compiled (ptxas 13.0, 15 columns: 629 ms, 320 without it), for planes
+//! few callers have.
+//!
+//! Outputs: the mean and variance of windows up to `NARROW32_MAX_WINDOW` samples into aligned
+//! buffers (`local_mean_variance`'s case) are formed and stored inline for both groups; every
+//! other kind and layout goes through one cold loop over the two groups, written once per row
+//! source rather than once per group (the JIT's time again: 320 → 236 ms at 15 columns).
 
 use crate::abi::border::border_index_i32;
 use crate::abi::window::{
     BoxArgs, BoxKind, NARROW32_MAX_WINDOW, STREAM_BOX_MAX_WIDTH, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN, Sums,
-    stream_box_ring_bytes,
+    stream_box_reads_words, stream_box_ring_bytes,
 };
 use crate::device::*;
 use crate::filter2d::{Plane, word_at};
@@ -471,7 +478,12 @@ impl Ring {
 /// each block with `stream_box_ring_bytes(w, h)` of dynamic shared memory per warp; `win_w = L +
 /// 1 + R`, `anchor_x = L`, `h · w ≤ FUSED_MAX_WINDOW` of u8 and the sides below 2^29.
 #[inline(always)]
-pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut f32, o1: *mut f32, a: BoxArgs<u8>) {
+pub unsafe fn stream_box<const L: usize, const R: usize, const ANY: bool>(
+    x: *const u8,
+    o0: *mut f32,
+    o1: *mut f32,
+    a: BoxArgs<u8>,
+) {
     let Some((plane, strip, segment)) = warp_strip(&a, STREAM_BOX_SPAN as u64, block_dim() / 32) else {
         return; // a warp past the last strip (warp-uniform)
     };
@@ -481,7 +493,7 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
     let plane_len = a.height * a.width;
     // SAFETY: plane < planes.
     let pl = unsafe { box_plane(x, plane, &a) };
-    let fast = (x as usize).is_multiple_of(4) && width % 4 == 0 && width >= 16;
+    let fast = stream_box_reads_words(x as u64, a.width);
     let c0 = c_seg + 4 * lane as i32;
     let cols = if lane < 16 {
         [c0, c0 + GROUP, c_seg - 8, c_seg - 4]
@@ -510,11 +522,14 @@ pub unsafe fn stream_box<const L: usize, const R: usize>(x: *const u8, o0: *mut 
             end: base + a.win_h * row_bytes,
         },
     };
-    // SAFETY (all three): forwarded; each source's promise is the condition that picks it.
+    // SAFETY (all four): forwarded; each source's promise is the condition that picks it.
     unsafe {
-        if !fast {
-            core::hint::cold_path();
+        if ANY {
             run_strip::<L, R, _>(Gather(me), o0, o1, &a, strip);
+        } else if !fast {
+            // The host launches the word kernel on such planes only by mistake.
+            core::hint::cold_path();
+            trap();
         } else if c_seg >= 8 && c_seg + STREAM_BOX_SPAN as i32 + 8 <= width {
             run_strip::<L, R, _>(Interior(me), o0, o1, &a, strip);
         } else if c_seg + STREAM_BOX_SPAN as i32 <= width {
@@ -613,60 +628,71 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
         if y - y_first >= h - 1 {
             let s = (y - h + 1 + ay) as u64;
             let row = out_plane + s * a.width;
-            crate::unroll!(2, |g| {
-                let c = c0 + g as i32 * GROUP;
-                let at = (row + c as u64) as usize;
-                if mean_var && c + 4 <= width {
-                    // The hot case, written out: mean and variance in f32 from the exact spread
-                    // (as narrow_outputs).
-                    let (mut m, mut v) = ([0u32; 4], [0u32; 4]);
-                    crate::unroll!(4, |j| {
-                        let w = sums[4 * g + j];
-                        let spread = w.q.wrapping_mul(n as u32).wrapping_sub(w.s.wrapping_mul(w.s));
-                        m[j] = (w.s as f32 * inv32.0).to_bits();
-                        v[j] = (spread as f32 * inv32.1).to_bits();
-                    });
-                    // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
-                    // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
-                    unsafe {
-                        store_v4_streaming(o0.add(at) as *mut [u32; 4], m);
-                        store_v4_streaming(o1.add(at) as *mut [u32; 4], v);
-                    }
-                } else if vector_out && light && c + 4 <= width {
-                    core::hint::cold_path();
-                    let v: [(f32, f32); 4] = core::array::from_fn(|j| {
-                        let w = sums[4 * g + j];
-                        if narrow {
+            if mean_var {
+                // The hot case, written out: mean and variance in f32 from the exact spread (as
+                // narrow_outputs), both groups.
+                crate::unroll!(2, |g| {
+                    let c = c0 + g as i32 * GROUP;
+                    if c < width {
+                        let at = (row + c as u64) as usize;
+                        let (mut m, mut v) = ([0u32; 4], [0u32; 4]);
+                        crate::unroll!(4, |j| {
+                            let w = sums[4 * g + j];
                             let spread = w.q.wrapping_mul(n as u32).wrapping_sub(w.s.wrapping_mul(w.s));
-                            narrow_outputs::<u8, f32, f32>(w.s, spread, kind, inv32)
-                        } else {
-                            (w.s as f32, w.q as f32)
-                        }
-                    });
-                    // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
-                    // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
-                    unsafe {
-                        store_v4_streaming(o0.add(at) as *mut [u32; 4], v.map(|p| p.0.to_bits()));
-                        if kind.two_outputs() {
-                            store_v4_streaming(o1.add(at) as *mut [u32; 4], v.map(|p| p.1.to_bits()));
+                            m[j] = (w.s as f32 * inv32.0).to_bits();
+                            v[j] = (spread as f32 * inv32.1).to_bits();
+                        });
+                        // SAFETY: columns c .. c + 4 of output row s of the plane (the width is a
+                        // multiple of 4: mean_var implies vector_out); 16-byte aligned
+                        // (vector_out: aligned buffers, c a multiple of 4).
+                        unsafe {
+                            store_v4_streaming(o0.add(at) as *mut [u32; 4], m);
+                            store_v4_streaming(o1.add(at) as *mut [u32; 4], v);
                         }
                     }
-                } else if c < width {
-                    core::hint::cold_path();
-                    crate::unroll!(4, |j| {
-                        if c + (j as i32) < width {
-                            let (v0, v1) = fused_outputs::<u8, f32, f32>(sums[4 * g + j], kind, a, inv32);
-                            // SAFETY: column c + j < width of output row s of the plane.
-                            unsafe {
-                                o0.add(at + j).write(v0);
-                                if kind.two_outputs() {
-                                    o1.add(at + j).write(v1);
-                                }
+                });
+            } else {
+                core::hint::cold_path();
+                // A loop, not unrolled: this code once per row source rather than per group.
+                for g in 0..2 {
+                    let c = c0 + g as i32 * GROUP;
+                    let at = (row + c as u64) as usize;
+                    let group: [Sums<u32, u32>; 4] =
+                        core::array::from_fn(|j| if g == 0 { sums[j] } else { sums[4 + j] });
+                    if vector_out && light && c + 4 <= width {
+                        let v: [(f32, f32); 4] = core::array::from_fn(|j| {
+                            let w = group[j];
+                            if narrow {
+                                let spread = w.q.wrapping_mul(n as u32).wrapping_sub(w.s.wrapping_mul(w.s));
+                                narrow_outputs::<u8, f32, f32>(w.s, spread, kind, inv32)
+                            } else {
+                                (w.s as f32, w.q as f32)
+                            }
+                        });
+                        // SAFETY: columns c .. c + 4 of output row s of the plane; 16-byte aligned
+                        // (vector_out: aligned buffers, width a multiple of 4, c a multiple of 4).
+                        unsafe {
+                            store_v4_streaming(o0.add(at) as *mut [u32; 4], v.map(|p| p.0.to_bits()));
+                            if kind.two_outputs() {
+                                store_v4_streaming(o1.add(at) as *mut [u32; 4], v.map(|p| p.1.to_bits()));
                             }
                         }
-                    });
+                    } else if c < width {
+                        crate::unroll!(4, |j| {
+                            if c + (j as i32) < width {
+                                let (v0, v1) = fused_outputs::<u8, f32, f32>(group[j], kind, a, inv32);
+                                // SAFETY: column c + j < width of output row s of the plane.
+                                unsafe {
+                                    o0.add(at + j).write(v0);
+                                    if kind.two_outputs() {
+                                        o1.add(at + j).write(v1);
+                                    }
+                                }
+                            }
+                        });
+                    }
                 }
-            });
+            }
         }
         y += 1;
     }
