@@ -130,9 +130,13 @@ fn run(gpu: &Gpu, name: &str, x: &Inputs) -> gpuprims::Result<()> {
     Ok(())
 }
 
-/// The child: `--op NAME` prints `gpu_new_ms first_ms kernels second_ms`.
+/// The child: `--op NAME` prints `init_ms gpu_new_ms first_ms kernels second_ms` (`init`: the
+/// driver's `cuInit`, which `Gpu::new` would otherwise pay, timed on its own first).
 fn child(name: &str) -> i32 {
     let inputs = Inputs::new();
+    let init = Instant::now();
+    let _ = cudarc::driver::CudaContext::device_count();
+    let init_ms = init.elapsed().as_secs_f64() * 1e3;
     let t0 = Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,
@@ -152,7 +156,7 @@ fn child(name: &str) -> i32 {
     }
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
     println!(
-        "{:.2} {:.2} {} {:.2}",
+        "{init_ms:.2} {:.2} {:.2} {} {:.2}",
         ms(t0, t1),
         ms(t1, t2),
         gpu.loaded_kernels(),
@@ -161,8 +165,9 @@ fn child(name: &str) -> i32 {
     0
 }
 
-/// One child run of `op` with `CUDA_CACHE_PATH=cache`: (Gpu::new, first call, kernels, second call).
-fn measure(op: &str, cache: &std::path::Path) -> Result<(f64, f64, usize, f64), String> {
+/// One child run of `op` with `CUDA_CACHE_PATH=cache`: (cuInit + Gpu::new, cuInit, first call,
+/// kernels, second call).
+fn measure(op: &str, cache: &std::path::Path) -> Result<(f64, f64, f64, usize, f64), String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
         .args(["--op", op])
@@ -171,13 +176,14 @@ fn measure(op: &str, cache: &std::path::Path) -> Result<(f64, f64, usize, f64), 
         .output()
         .map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&out.stdout);
-    let f: Vec<&str> = text.split_whitespace().collect();
-    match (f.first().and_then(|v| v.parse().ok()), f.as_slice()) {
-        (Some(new), [_, first, kernels, second]) => Ok((
-            new,
-            first.parse().map_err(|_| text.to_string())?,
+    let num = |v: &str| v.parse::<f64>().map_err(|_| text.to_string());
+    match text.split_whitespace().collect::<Vec<_>>()[..] {
+        [init, new, first, kernels, second] => Ok((
+            num(init)? + num(new)?,
+            num(init)?,
+            num(first)?,
             kernels.parse().map_err(|_| text.to_string())?,
-            second.parse().map_err(|_| text.to_string())?,
+            num(second)?,
         )),
         _ => Err(format!(
             "{}{}",
@@ -203,7 +209,8 @@ fn main() {
     let root = std::env::temp_dir().join(format!("gpuprims-first-use-{}", std::process::id()));
     println!("Each op in fresh processes; cold: an empty CUDA_CACHE_PATH, warm: the cache the cold run filled.");
     println!(
-        "| op | Gpu::new cold ms | first call cold ms | kernels loaded | Gpu::new + first call warm ms | steady call ms |"
+        "| op | Gpu::new cold ms (of which cuInit) | first call cold ms | kernels loaded | Gpu::new + first call warm ms | \
+         steady call ms |"
     );
     println!("|---|---:|---:|---:|---:|---:|");
     let (mut news, mut firsts, mut warms) = (Vec::new(), Vec::new(), Vec::new());
@@ -214,9 +221,9 @@ fn main() {
             .map_err(|e| e.to_string())
             .and_then(|_| Ok((measure(op, &cache)?, measure(op, &cache)?)));
         match runs {
-            Ok(((new, first, kernels, _), (wnew, wfirst, _, steady))) => {
+            Ok(((new, init, first, kernels, _), (wnew, _, wfirst, _, steady))) => {
                 println!(
-                    "| {op} | {new:.1} | {first:.1} | {kernels} | {:.1} | {steady:.2} |",
+                    "| {op} | {new:.1} ({init:.1}) | {first:.1} | {kernels} | {:.1} | {steady:.2} |",
                     wnew + wfirst
                 );
                 news.push(new);
