@@ -40,6 +40,15 @@ const DEFAULT_ARCHS: &str = "sm_70,sm_90";
 /// The constant-memory bank's symbol (`constant_bank_symbol!` in kernels-gpu/src/abi).
 const BANK_SYMBOL: &str = "gpuprims_constant_bank";
 
+/// One embedded cubin (`SassImage` in host/kernels.rs).
+#[derive(Clone)]
+struct Cubin {
+    arch: u32,
+    ptx_sha256: [u8; 32],
+    at: usize,
+    len: usize,
+}
+
 /// One kernel and its embedded modules, oldest architecture first.
 struct Kernel {
     name: String,
@@ -96,8 +105,8 @@ fn main() {
 
     let mut ptx_blob = String::new();
     let mut sass_blob: Vec<u8> = Vec::new();
-    // (module index, arch, ptx index) of every cubin, and where its bytes lie.
-    let mut cubins: Vec<Vec<(u32, [u8; 32], usize, usize)>> = vec![Vec::new(); table.len()];
+    // Each kernel's cubins: architecture, SHA-256 of its PTX, where its bytes lie in the blob.
+    let mut cubins: Vec<Vec<Cubin>> = vec![Vec::new(); table.len()];
     if !sass_archs.is_empty() {
         let ptxas = env::var("GPUPRIMS_PTXAS").unwrap_or_else(|_| "ptxas".to_string());
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -120,7 +129,12 @@ fn main() {
                 sass::assemble(&ptxas, &jobs, &out_dir.join("sass-cache"), threads).unwrap_or_else(|e| fail(&e));
             let mut report = String::new();
             for (&(i, ptx), cubin) in chosen.iter().zip(assembled) {
-                cubins[i].push((number, sass::ptx_digest(ptx), sass_blob.len(), cubin.bytes.len()));
+                cubins[i].push(Cubin {
+                    arch: number,
+                    ptx_sha256: sass::ptx_digest(ptx),
+                    at: sass_blob.len(),
+                    len: cubin.bytes.len(),
+                });
                 sass_blob.extend_from_slice(&cubin.bytes);
                 report.push_str(&cubin.report);
             }
@@ -164,8 +178,11 @@ fn main() {
         }
         let sass: String = sass
             .iter()
-            .map(|(arch, digest, at, len)| {
-                format!("SassImage {{ arch: {arch}, ptx_sha256: {digest:?}, at: {at}, len: {len} }}, ")
+            .map(|c| {
+                format!(
+                    "SassImage {{ arch: {}, ptx_sha256: {:?}, at: {}, len: {} }}, ",
+                    c.arch, c.ptx_sha256, c.at, c.len
+                )
             })
             .collect();
         writeln!(

@@ -6,7 +6,10 @@
 //!
 //!     cargo run --release --example first_use [-- --only OP...]
 //!
-//! Times include the host↔device copies of the op's host arrays, as a caller sees them.
+//! Times include the host↔device copies of the op's host arrays, as a caller sees them. This
+//! process holds a context on the device while its children run, so their `cuInit` finds the
+//! device awake: a lone process on an idle device pays more for its context
+//! (`scripts/device-probes/context_floor.cu`).
 
 use std::process::Command;
 use std::time::Instant;

@@ -86,9 +86,12 @@ pub struct KernelLoad {
     pub elapsed: Duration,
 }
 
+/// A kernel's slot: the kernel once loaded, and how its load went.
+type Slot = OnceCell<(Arc<Kernel>, KernelLoad)>;
+
 /// The per-context slots, shared by the forks of one [`Gpu::with_device`].
 pub(crate) struct Loader {
-    slots: Box<[OnceCell<(Arc<Kernel>, KernelLoad)>]>,
+    slots: Box<[Slot]>,
     /// The newest architecture whose PTX this context loads (the device's, or a lower cap).
     arch: u32,
     cc: (i32, i32),

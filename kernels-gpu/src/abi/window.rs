@@ -108,7 +108,7 @@ macro_rules! stream_box_any_name {
 /// columns at `x`: 4-byte aligned, a multiple of 4 columns, at least 16. Others take the gathering
 /// kernel ([`stream_box_any_name`]).
 pub const fn stream_box_reads_words(x: u64, width: u64) -> bool {
-    x % 4 == 0 && width % 4 == 0 && width >= 16
+    x.is_multiple_of(4) && width.is_multiple_of(4) && width >= 16
 }
 
 /// Calls `$m!` with every width the stream-rows box compiles: `(name, w, left, right)`, `left = w / 2`

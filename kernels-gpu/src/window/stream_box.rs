@@ -655,7 +655,7 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
                 core::hint::cold_path();
                 // A loop, not unrolled: this code once per row source rather than per group.
                 for g in 0..2 {
-                    let c = c0 + g as i32 * GROUP;
+                    let c = c0 + g * GROUP;
                     let at = (row + c as u64) as usize;
                     let group: [Sums<u32, u32>; 4] =
                         core::array::from_fn(|j| if g == 0 { sums[j] } else { sums[4 + j] });
