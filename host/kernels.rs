@@ -81,6 +81,14 @@ pub(crate) fn required_all<const N: usize>(names: [&'static str; N]) -> Result<[
     Ok(ids)
 }
 
+/// [`required_all`] for each instance of a family's table: one row of `N` kernels per instance.
+pub(crate) fn required_table<I: Copy, const N: usize>(
+    instances: &[I],
+    names: impl Fn(I) -> [&'static str; N],
+) -> Result<Vec<[KernelId; N]>> {
+    instances.iter().map(|&i| required_all(names(i))).collect()
+}
+
 /// Every embedded kernel, by name.
 pub fn all() -> impl ExactSizeIterator<Item = &'static ModuleSource> {
     MODULES.iter()

@@ -34,8 +34,8 @@ pub(crate) struct Kernel {
     id: KernelId,
     function: CudaFunction,
     bank: Option<Arc<ConstantBank>>,
-    /// The context's handle, to refuse a launch on another context's stream.
-    ctx: usize,
+    /// The context's handle and device, to refuse a launch on another context's stream.
+    ctx: (usize, usize),
 }
 
 impl Kernel {
@@ -57,9 +57,9 @@ impl Kernel {
     /// A launch of this kernel on `gpu`'s stream; [`Error::ForeignContext`] if the kernel was
     /// loaded on another device's context (a plan made on another `Gpu`).
     pub(crate) fn launch_on<'a>(&'a self, gpu: &'a Gpu) -> Result<LaunchArgs<'a>> {
-        if gpu.context().cu_ctx() as usize != self.ctx {
+        if gpu.context().cu_ctx() as usize != self.ctx.0 {
             return Err(Error::ForeignContext {
-                buffer_device: usize::MAX,
+                buffer_device: self.ctx.1,
                 gpu_device: gpu.props().ordinal,
             });
         }
@@ -216,7 +216,7 @@ impl Loader {
                 id,
                 function,
                 bank,
-                ctx: ctx.cu_ctx() as usize,
+                ctx: (ctx.cu_ctx() as usize, ctx.ordinal()),
             }),
             load,
         ))

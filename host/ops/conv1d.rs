@@ -95,10 +95,7 @@ pub(crate) struct Conv1dKernels {
 impl Family for Conv1dKernels {
     fn load(_: &Gpu) -> Result<Self> {
         Ok(Conv1dKernels {
-            ids: Conv1dType::ALL
-                .iter()
-                .map(|t| crate::kernels::required_all(t.names()))
-                .collect::<Result<_>>()?,
+            ids: crate::kernels::required_table(Conv1dType::ALL, Conv1dType::names)?,
         })
     }
 

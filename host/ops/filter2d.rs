@@ -44,7 +44,7 @@ use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::{KernelId, required, required_all};
+use crate::kernels::{KernelId, required, required_all, required_table};
 use crate::loader::Kernel;
 use crate::ops::planes_and_size;
 
@@ -322,17 +322,11 @@ pub(crate) struct Filter2dKernels {
 
 impl Family for Filter2dKernels {
     fn load(_: &Gpu) -> Result<Self> {
-        fn table<I: Copy, const N: usize>(
-            all: &[I],
-            names: impl Fn(I) -> [&'static str; N],
-        ) -> Result<Vec<[KernelId; N]>> {
-            all.iter().map(|&i| required_all(names(i))).collect()
-        }
         let list = |names: &[&'static str]| names.iter().map(|&n| required(n)).collect::<Result<Vec<_>>>();
         Ok(Filter2dKernels {
-            morph: table(MorphInstance::ALL, MorphInstance::names)?,
-            linear: table(LinearInstance::ALL, LinearInstance::names)?,
-            passes: table(PassInstance::ALL, PassInstance::names)?,
+            morph: required_table(MorphInstance::ALL, MorphInstance::names)?,
+            linear: required_table(LinearInstance::ALL, LinearInstance::names)?,
+            passes: required_table(PassInstance::ALL, PassInstance::names)?,
             fixed3: list(Fixed3::NAMES)?,
             word_tile: list(WordTile::NAMES)?,
             word_tile_any: list(WordTile::ANY_NAMES)?,

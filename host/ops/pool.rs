@@ -340,10 +340,7 @@ pub(crate) struct PoolKernels {
 
 impl Family for PoolKernels {
     fn load(gpu: &Gpu) -> Result<Self> {
-        let ids = PoolInstance::ALL
-            .iter()
-            .map(|i| crate::kernels::required_all(i.names()))
-            .collect::<Result<_>>()?;
+        let ids = crate::kernels::required_table(PoolInstance::ALL, PoolInstance::names)?;
         let attr = |a: Attr| gpu.context().attribute(a).map(|v| v.max(1) as usize);
         Ok(PoolKernels {
             ids,

@@ -86,10 +86,7 @@ pub(crate) struct ReduceKernels {
 impl Family for ReduceKernels {
     fn load(_: &Gpu) -> Result<Self> {
         Ok(ReduceKernels {
-            ids: ReduceInstance::ALL
-                .iter()
-                .map(|i| crate::kernels::required_all(i.names()))
-                .collect::<Result<_>>()?,
+            ids: crate::kernels::required_table(ReduceInstance::ALL, ReduceInstance::names)?,
         })
     }
 

@@ -320,10 +320,7 @@ impl WindowKernels {
 impl Family for WindowKernels {
     fn load(_: &Gpu) -> Result<Self> {
         let id = crate::kernels::required;
-        let ids = WindowInstance::ALL
-            .iter()
-            .map(|i| crate::kernels::required_all(i.names()))
-            .collect::<Result<_>>()?;
+        let ids = crate::kernels::required_table(WindowInstance::ALL, WindowInstance::names)?;
         let int = WindowInstance::ALL
             .iter()
             .map(|i| {
