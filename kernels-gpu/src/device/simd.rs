@@ -68,8 +68,8 @@ pub fn dp4a_us(a: u32, b: u32, c: u32) -> u32 {
 macro_rules! packed_u16x2 {
     ($($name:ident, $op:literal, $doc:literal;)*) => {$(
         #[doc = $doc]
-        /// One `VIMNMX.U16x2` (PTX ISA 8.0, native from sm_90: the build's
-        /// `GPUPRIMS_CUDA_ARCH=sm_90`).
+        /// One `VIMNMX.U16x2` (PTX ISA 8.0, native from sm_90: the sm_90 build, which the
+        /// default `GPUPRIMS_CUDA_ARCH` embeds beside the portable one).
         #[cfg(target_feature = "sm_90")]
         #[inline(always)]
         pub fn $name(a: u32, b: u32) -> u32 {
