@@ -31,8 +31,42 @@ impl BorderMode {
     }
 }
 
+/// `border_index` in two forms of one semantics: `per_mode` takes the remainder each mode needs
+/// (the 64-bit form: its remainders are calls to the 64-bit division routine), `one_remainder`
+/// shares one remainder between reflect and mirror (the 32-bit form the 2D kernels inline
+/// wherever they map an index: each remainder is a dozen instructions for the driver's JIT). The
+/// 64-bit form keeps the per-mode code because the shared one raised the registers of the i32
+/// row kernels until ptxas spilled (8 bytes, `window_i32_*_running_sum`, sm_90). A CPU test holds
+/// both to an independent reference.
 macro_rules! border_index_fn {
-    ($(#[$doc:meta])* $name:ident, $t:ty) => {
+    (per_mode $(#[$doc:meta])* $name:ident, $t:ty) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub const fn $name(i: $t, n: $t, mode: BorderMode) -> Option<$t> {
+            if 0 <= i && i < n {
+                return Some(i);
+            }
+            match mode {
+                BorderMode::Constant => None,
+                BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+                BorderMode::Reflect => {
+                    // period 2n: a b c d d c b a
+                    let m = i.rem_euclid(2 * n);
+                    Some(if m < n { m } else { 2 * n - 1 - m })
+                }
+                BorderMode::Mirror => {
+                    if n == 1 {
+                        return Some(0);
+                    }
+                    // period 2n − 2: a b c d c b
+                    let m = i.rem_euclid(2 * n - 2);
+                    Some(if m < n { m } else { 2 * n - 2 - m })
+                }
+                BorderMode::Wrap => Some(i.rem_euclid(n)),
+            }
+        }
+    };
+    (one_remainder $(#[$doc:meta])* $name:ident, $t:ty) => {
         $(#[$doc])*
         #[inline(always)]
         pub const fn $name(i: $t, n: $t, mode: BorderMode) -> Option<$t> {
@@ -63,6 +97,7 @@ macro_rules! border_index_fn {
 }
 
 border_index_fn!(
+    per_mode
     /// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended
     /// by `mode`; `None` where the extension is the constant. Closed form (one Euclidean
     /// remainder), so positions many periods away — filters longer than the signal — cost the
@@ -71,6 +106,7 @@ border_index_fn!(
     i64
 );
 border_index_fn!(
+    one_remainder
     /// [`border_index`] in 32-bit arithmetic, for `|i|` and `2n` below 2^31: the remainder is a
     /// short inline sequence instead of a call to the 64-bit division routine (which, inside a
     /// hot loop, costs registers as well as time).
