@@ -81,6 +81,11 @@ pub(crate) fn required_all<const N: usize>(names: [&'static str; N]) -> Result<[
     Ok(ids)
 }
 
+/// [`required`] for each of a list of names.
+pub(crate) fn required_list(names: &[&'static str]) -> Result<Vec<KernelId>> {
+    names.iter().map(|&n| required(n)).collect()
+}
+
 /// [`required_all`] for each instance of a family's table: one row of `N` kernels per instance.
 pub(crate) fn required_table<I: Copy, const N: usize>(
     instances: &[I],

@@ -44,7 +44,7 @@ use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::{KernelId, required, required_all, required_table};
+use crate::kernels::{KernelId, required_all, required_list, required_table};
 use crate::loader::Kernel;
 use crate::ops::planes_and_size;
 
@@ -322,15 +322,14 @@ pub(crate) struct Filter2dKernels {
 
 impl Family for Filter2dKernels {
     fn load(_: &Gpu) -> Result<Self> {
-        let list = |names: &[&'static str]| names.iter().map(|&n| required(n)).collect::<Result<Vec<_>>>();
         Ok(Filter2dKernels {
             morph: required_table(MorphInstance::ALL, MorphInstance::names)?,
             linear: required_table(LinearInstance::ALL, LinearInstance::names)?,
             passes: required_table(PassInstance::ALL, PassInstance::names)?,
-            fixed3: list(Fixed3::NAMES)?,
-            word_tile: list(WordTile::NAMES)?,
-            word_tile_any: list(WordTile::ANY_NAMES)?,
-            doubling_u8: list(&DOUBLING_U8.iter().map(|&(n, _, _)| n).collect::<Vec<_>>())?,
+            fixed3: required_list(Fixed3::NAMES)?,
+            word_tile: required_list(WordTile::NAMES)?,
+            word_tile_any: required_list(WordTile::ANY_NAMES)?,
+            doubling_u8: required_list(&DOUBLING_U8.iter().map(|&(n, _, _)| n).collect::<Vec<_>>())?,
             magnitude: required_all(MAGNITUDE_NAMES)?,
             tile_vh: required_all(TILE_VH_NAMES)?,
         })

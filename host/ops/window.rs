@@ -335,7 +335,7 @@ impl Family for WindowKernels {
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
-        let list = |names: &[&'static str]| names.iter().map(|n| id(n)).collect::<Result<Vec<_>>>();
+        let list = crate::kernels::required_list;
         let stream = [list(&STREAM_BOX_NAMES)?, list(&STREAM_BOX_ANY_NAMES)?];
         Ok(WindowKernels { ids, int, stream })
     }

@@ -31,85 +31,66 @@ impl BorderMode {
     }
 }
 
-/// `border_index` in two forms of one semantics: `per_mode` takes the remainder each mode needs
-/// (the 64-bit form: its remainders are calls to the 64-bit division routine), `one_remainder`
-/// shares one remainder between reflect and mirror (the 32-bit form the 2D kernels inline
-/// wherever they map an index: each remainder is a dozen instructions for the driver's JIT). The
-/// 64-bit form keeps the per-mode code because the shared one raised the registers of the i32
-/// row kernels until ptxas spilled (8 bytes, `window_i32_*_running_sum`, sm_90). A CPU test holds
-/// both to an independent reference.
-macro_rules! border_index_fn {
-    (per_mode $(#[$doc:meta])* $name:ident, $t:ty) => {
-        $(#[$doc])*
-        #[inline(always)]
-        pub const fn $name(i: $t, n: $t, mode: BorderMode) -> Option<$t> {
-            if 0 <= i && i < n {
-                return Some(i);
-            }
-            match mode {
-                BorderMode::Constant => None,
-                BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
-                BorderMode::Reflect => {
-                    // period 2n: a b c d d c b a
-                    let m = i.rem_euclid(2 * n);
-                    Some(if m < n { m } else { 2 * n - 1 - m })
-                }
-                BorderMode::Mirror => {
-                    if n == 1 {
-                        return Some(0);
-                    }
-                    // period 2n − 2: a b c d c b
-                    let m = i.rem_euclid(2 * n - 2);
-                    Some(if m < n { m } else { 2 * n - 2 - m })
-                }
-                BorderMode::Wrap => Some(i.rem_euclid(n)),
-            }
+/// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended
+/// by `mode`; `None` where the extension is the constant. Closed form (one Euclidean remainder
+/// per mode), so positions many periods away — filters longer than the signal — cost the same as
+/// near ones. A remainder here is a call to the 64-bit division routine; sharing one between
+/// reflect and mirror (as [`border_index_i32`] does) raised the registers of the i32 row kernels
+/// until ptxas spilled (8 bytes, `window_i32_*_running_sum`, sm_90). A CPU test holds both
+/// functions to an independent reference.
+#[inline(always)]
+pub const fn border_index(i: i64, n: i64, mode: BorderMode) -> Option<i64> {
+    if 0 <= i && i < n {
+        return Some(i);
+    }
+    match mode {
+        BorderMode::Constant => None,
+        BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+        BorderMode::Reflect => {
+            // period 2n: a b c d d c b a
+            let m = i.rem_euclid(2 * n);
+            Some(if m < n { m } else { 2 * n - 1 - m })
         }
-    };
-    (one_remainder $(#[$doc:meta])* $name:ident, $t:ty) => {
-        $(#[$doc])*
-        #[inline(always)]
-        pub const fn $name(i: $t, n: $t, mode: BorderMode) -> Option<$t> {
-            if 0 <= i && i < n {
-                return Some(i);
-            }
-            let (reflect, mirror) = (mode as u32 == BorderMode::Reflect as u32, mode as u32 == BorderMode::Mirror as u32);
-            if !reflect && !mirror {
-                return match mode {
-                    BorderMode::Constant => None,
-                    BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
-                    _ => Some(i.rem_euclid(n)), // wrap: a b c d | a b c d
-                };
-            }
-            if mirror && n == 1 {
+        BorderMode::Mirror => {
+            if n == 1 {
                 return Some(0);
             }
-            // Reflect (a b c d d c b a) and mirror (a b c d c b) are periodic: one remainder by
-            // the period, then the second half folds back, repeating the edge sample (reflect)
-            // or not (mirror). One remainder in the code for both: kernels inline this wherever
-            // they map an index, and each 32-bit remainder is a dozen instructions for the
-            // driver's JIT to compile.
-            let period = 2 * n - 2 * mirror as $t;
-            let m = i.rem_euclid(period);
-            Some(if m < n { m } else { period - m - reflect as $t })
+            // period 2n − 2: a b c d c b
+            let m = i.rem_euclid(2 * n - 2);
+            Some(if m < n { m } else { 2 * n - 2 - m })
         }
-    };
+        BorderMode::Wrap => Some(i.rem_euclid(n)),
+    }
 }
 
-border_index_fn!(
-    per_mode
-    /// Sample index that stands at position `i` (any integer) of a row of `n ≥ 1` samples extended
-    /// by `mode`; `None` where the extension is the constant. Closed form (one Euclidean
-    /// remainder), so positions many periods away — filters longer than the signal — cost the
-    /// same as near ones.
-    border_index,
-    i64
-);
-border_index_fn!(
-    one_remainder
-    /// [`border_index`] in 32-bit arithmetic, for `|i|` and `2n` below 2^31: the remainder is a
-    /// short inline sequence instead of a call to the 64-bit division routine (which, inside a
-    /// hot loop, costs registers as well as time).
-    border_index_i32,
-    i32
-);
+/// [`border_index`] in 32-bit arithmetic, for `|i|` and `2n` below 2^31: the remainder is a short
+/// inline sequence instead of a call to the 64-bit division routine (which, inside a hot loop,
+/// costs registers as well as time). Reflect and mirror share one remainder: kernels inline this
+/// wherever they map an index, and each 32-bit remainder is a dozen instructions for the
+/// driver's JIT to compile.
+#[inline(always)]
+pub const fn border_index_i32(i: i32, n: i32, mode: BorderMode) -> Option<i32> {
+    if 0 <= i && i < n {
+        return Some(i);
+    }
+    let (reflect, mirror) = (
+        mode as u32 == BorderMode::Reflect as u32,
+        mode as u32 == BorderMode::Mirror as u32,
+    );
+    if !reflect && !mirror {
+        return match mode {
+            BorderMode::Constant => None,
+            BorderMode::Replicate => Some(if i < 0 { 0 } else { n - 1 }),
+            _ => Some(i.rem_euclid(n)), // wrap: a b c d | a b c d
+        };
+    }
+    if mirror && n == 1 {
+        return Some(0);
+    }
+    // Reflect (a b c d d c b a) and mirror (a b c d c b) are periodic: one remainder by the
+    // period, then the second half folds back, repeating the edge sample (reflect) or not
+    // (mirror).
+    let period = 2 * n - 2 * mirror as i32;
+    let m = i.rem_euclid(period);
+    Some(if m < n { m } else { period - m - reflect as i32 })
+}
