@@ -243,7 +243,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
                 .iter()
                 .map(|&v| {
                     let p = Filter2dPlan::<u8>::dilate(gpu, shape, (k, k), Border::Replicate, v)?;
-                    Ok((support::plan_label(v.name(), p.variant_name()), p))
+                    Ok((support::plan_label(v.name(), p.variant().name()), p))
                 })
                 .collect::<gpuprims::Result<Vec<_>>>()?;
             let rows = support::filter2d_ladder(gpu, &xd, plans, &want, 2.0, copy)?;
@@ -262,7 +262,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         .iter()
         .map(|&v| {
             let p = Filter2dPlan::<u8>::gaussian3x3(gpu, shape, Border::Replicate, v)?;
-            Ok((support::plan_label(v.name(), p.variant_name()), p))
+            Ok((support::plan_label(v.name(), p.variant().name()), p))
         })
         .collect::<gpuprims::Result<Vec<_>>>()?;
         let rows = support::filter2d_ladder(gpu, &xd, plans, &want, 2.0, copy)?;

@@ -64,7 +64,7 @@ fn main() {
         let plans = variants
             .iter()
             .filter_map(|&v| match Filter2dPlan::<u8>::dilate(&gpu, shape, (k, k), BORDER, v) {
-                Ok(p) => Some((support::plan_label(v.name(), p.variant_name()), p)),
+                Ok(p) => Some((support::plan_label(v.name(), p.variant().name()), p)),
                 Err(e) => {
                     println!("dilate {k}×{k} {}: not run — {e}", v.name());
                     None
@@ -98,7 +98,7 @@ fn main() {
         .iter()
         .map(|&v| {
             let p = Filter2dPlan::<u8>::gaussian3x3(&gpu, shape, BORDER, v).unwrap_or_else(|e| fail(e));
-            (support::plan_label(v.name(), p.variant_name()), p)
+            (support::plan_label(v.name(), p.variant().name()), p)
         })
         .collect();
     let rows = support::filter2d_ladder(&gpu, &xd, plans, &want, 2.0, copy).unwrap_or_else(|e| fail(e));
@@ -120,7 +120,7 @@ fn main() {
             .iter()
             .map(|&v| {
                 let p = Filter2dPlan::<u8, i16>::sobel(&gpu, shape, axis, BORDER, v).unwrap_or_else(|e| fail(e));
-                (support::plan_label(v.name(), p.variant_name()), p)
+                (support::plan_label(v.name(), p.variant().name()), p)
             })
             .collect();
         let rows = support::filter2d_ladder(&gpu, &xd, plans, &want, 3.0, copy).unwrap_or_else(|e| fail(e));

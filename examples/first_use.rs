@@ -88,10 +88,10 @@ fn run(gpu: &Gpu, name: &str, x: &Inputs) -> gpuprims::Result<()> {
             let _: (Array2<f32>, Array2<f32>) = gpu.window_sum_sumsq(img, 15, Border::Zero)?;
         }
         "window_sum_sumsq exact" => {
-            let _: (Array2<u32>, Array2<u64>) = gpu.window_sum_sumsq(img, 15, Border::Zero)?;
+            let _ = gpu.window_sum_sumsq_exact(img, 15, Border::Zero)?;
         }
         "box_sum" => {
-            let _: Array2<u32> = gpu.box_sum(img, (5, 5), Border::Replicate)?;
+            let _ = gpu.box_sum_exact(img, (5, 5), Border::Replicate)?;
         }
         "box_sum_sumsq" => {
             let _: (Array2<f32>, Array2<f32>) = gpu.box_sum_sumsq(img, (15, 15), b)?;

@@ -13,8 +13,7 @@
 mod support;
 
 use gpuprims::abi::reduce::SumSq;
-use gpuprims::ops::reduce::ReduceLaunch;
-use gpuprims::{Border, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, ReducePolicy, ReduceVariant};
+use gpuprims::{Border, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, ReducePlan, ReduceVariant};
 
 const LAUNCHES: usize = 5;
 
@@ -63,8 +62,8 @@ fn conv1d<T: Conv1dElement>(gpu: &Gpu, log2: usize, taps: usize, variant: &str) 
     let plan = Conv1dPlan::new(gpu, 1, n, &Filter1d::mean(taps)?, Border::Zero, variant)?;
     let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y))?;
     println!(
-        "conv1d {:?} 2^{log2} × {taps}: median {:.2} µs",
-        plan.step(),
+        "conv1d {} 2^{log2} × {taps}: median {:.2} µs",
+        plan.variant().name(),
         t.median_us
     );
     Ok(())
@@ -74,7 +73,7 @@ fn reduce(gpu: &Gpu, log2: usize, variant: &str) -> gpuprims::Result<()> {
     let variant = pick(ReduceVariant::ALL, ReduceVariant::Auto, ReduceVariant::name, variant);
     let n = 1usize << log2;
     let x = gpu.stream().clone_htod(&support::tutorial_ints(n, log2 as u64))?;
-    let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, variant, ReducePolicy::default())?;
+    let launch = ReducePlan::<SumSq<i32>>::new(gpu, n, variant)?;
     let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| launch.enqueue(gpu, &x))?;
     println!(
         "reduce {} 2^{log2}: grid {}, median {:.2} µs",

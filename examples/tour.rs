@@ -142,7 +142,7 @@ fn main() {
             .chain([Filter2dVariant::Auto])
             .map(|v| {
                 let p = Filter2dPlan::<u8>::gaussian3x3(&gpu, g_shape, Border::Replicate, v)?;
-                Ok((support::plan_label(v.name(), p.variant_name()), p))
+                Ok((support::plan_label(v.name(), p.variant().name()), p))
             })
             .collect::<gpuprims::Result<Vec<_>>>()?;
         let gauss_rows = support::filter2d_ladder(&gpu, &xd, plans, &g_want, 2.0, copy)?;

@@ -95,7 +95,7 @@ fn row_table<T>(
 ) -> bool
 where
     T: gpuprims::WindowElement + gpuprims::cpu::window::OracleElement,
-    (f32, f32): gpuprims::SumsOutput<T, Sum = f32, SumSq = f32>,
+    f32: gpuprims::WindowFloat<T>,
     gpuprims::abi::window::Sums<T::S, T::Q>: Send,
 {
     let work = WindowWork {

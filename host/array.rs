@@ -1,5 +1,5 @@
-//! [`DeviceArray`]: an n-dimensional array resident on the device, and [`DeviceInput`], what ops
-//! accept (host views or device arrays).
+//! [`DeviceArray`]: an n-dimensional array resident on the device, and [`Operand`], what every op
+//! accepts (host arrays and views, or device arrays).
 
 use cudarc::driver::{CudaSlice, DeviceRepr};
 use ndarray::{Array, ArrayBase, Data, Dimension};
@@ -137,76 +137,66 @@ impl<'a, T> InputSlice<'a, T> {
     }
 }
 
-/// What an op accepts as input: a host `ndarray` (view or owned, any layout; uploaded per call) or a
-/// [`DeviceArray`] (used in place). Empty inputs are never uploaded.
-pub trait DeviceInput<T> {
+/// What every op accepts and what it gives back: a host `ndarray` (owned or a view, any layout;
+/// uploaded per call — a non-contiguous view through a contiguous copy — and the result
+/// downloaded into an owned [`Array`]) or a [`DeviceArray`] (used in place, the result left on the
+/// device as a `DeviceArray`, so ops chain without host round trips). Empty inputs are never
+/// uploaded.
+///
+/// The element type and dimension are associated types, so an op's only type parameters are the
+/// operand and, where an op has a choice of output type, that type (`window_sum_sumsq::<f32, _>`).
+pub trait Operand {
+    /// The element type.
+    type Elem: DeviceRepr;
+    /// The dimension (`Ix2`, `IxDyn`, …).
+    type Dim: Dimension;
+    /// The result type for elements `U`: `Array<U, Self::Dim>` or `DeviceArray<U, Self::Dim>`.
+    type Output<U: DeviceRepr + Clone>;
+    /// The operand's shape.
+    fn dims(&self) -> Self::Dim;
     /// Number of elements.
-    fn len(&self) -> usize;
-    /// Whether the input has no element.
+    fn len(&self) -> usize {
+        self.dims().size()
+    }
+    /// Whether the operand has no element.
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// The contiguous device buffer holding the elements in C order.
-    fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>>;
-}
-
-impl<T: DeviceRepr + Clone, S: Data<Elem = T>, D: Dimension> DeviceInput<T> for &ArrayBase<S, D> {
-    fn len(&self) -> usize {
-        ArrayBase::len(self)
-    }
-    fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>> {
-        let std = self.as_standard_layout();
-        let slice = std.as_slice().expect("standard layout is contiguous");
-        Ok(InputSlice::owned(gpu.stream().clone_htod(slice)?))
-    }
-}
-
-impl<T: DeviceRepr, D: Dimension> DeviceInput<T> for &DeviceArray<T, D> {
-    fn len(&self) -> usize {
-        DeviceArray::len(self)
-    }
-    fn to_device(&self, gpu: &Gpu) -> Result<InputSlice<'_, T>> {
-        InputSlice::borrowed(gpu, &self.data)
-    }
-}
-
-/// What an array op accepts and what it gives back: a host `ndarray` (any layout; uploaded per
-/// call, result downloaded into an owned [`Array`]) or a [`DeviceArray`] (used in place, result
-/// left on the device as a `DeviceArray`, so ops chain without host round trips).
-pub trait Operand<T, D: Dimension> {
-    /// The result type for elements `U`: `Array<U, D>` or `DeviceArray<U, D>`.
-    type Output<U: DeviceRepr + Clone>;
-    /// The operand's shape.
-    fn dims(&self) -> D;
     /// The contiguous device buffer holding the elements in C order (`None` when empty).
-    fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>>;
+    fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, Self::Elem>>>;
     /// Turns a device result into this operand's output form.
-    fn finish<U: DeviceRepr + Clone>(gpu: &Gpu, out: DeviceArray<U, D>) -> Result<Self::Output<U>>;
+    fn finish<U: DeviceRepr + Clone>(gpu: &Gpu, out: DeviceArray<U, Self::Dim>) -> Result<Self::Output<U>>;
 }
 
-impl<T: DeviceRepr + Clone, S: Data<Elem = T>, D: Dimension> Operand<T, D> for &ArrayBase<S, D> {
+impl<T: DeviceRepr + Clone, S: Data<Elem = T>, D: Dimension> Operand for &ArrayBase<S, D> {
+    type Elem = T;
+    type Dim = D;
     type Output<U: DeviceRepr + Clone> = Array<U, D>;
     fn dims(&self) -> D {
         self.raw_dim()
     }
     fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>> {
-        if self.is_empty() {
+        if ArrayBase::is_empty(self) {
             return Ok(None);
         }
-        DeviceInput::to_device(self, gpu).map(Some)
+        let std = self.as_standard_layout();
+        let slice = std.as_slice().expect("standard layout is contiguous");
+        Ok(Some(InputSlice::owned(gpu.stream().clone_htod(slice)?)))
     }
     fn finish<U: DeviceRepr + Clone>(gpu: &Gpu, out: DeviceArray<U, D>) -> Result<Array<U, D>> {
         out.download(gpu)
     }
 }
 
-impl<T: DeviceRepr, D: Dimension> Operand<T, D> for &DeviceArray<T, D> {
+impl<T: DeviceRepr, D: Dimension> Operand for &DeviceArray<T, D> {
+    type Elem = T;
+    type Dim = D;
     type Output<U: DeviceRepr + Clone> = DeviceArray<U, D>;
     fn dims(&self) -> D {
         self.raw_dim()
     }
     fn device(&self, gpu: &Gpu) -> Result<Option<InputSlice<'_, T>>> {
-        if self.is_empty() {
+        if DeviceArray::is_empty(self) {
             return Ok(None);
         }
         InputSlice::borrowed(gpu, &self.data).map(Some)

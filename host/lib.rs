@@ -54,18 +54,20 @@ pub mod ops;
 mod pinned;
 mod timing;
 
-pub use array::{DeviceArray, DeviceInput, InputSlice, Operand};
+pub use array::{DeviceArray, InputSlice, Operand};
 pub use border::Border;
 pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
 pub use graph::Graph;
 pub use loader::{KernelLoad, LoadedFrom};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
-pub use ops::filter2d::{Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement};
+pub use ops::filter2d::{
+    Filter2dElement, Filter2dPlan, Filter2dPlanVariant, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement,
+};
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
-pub use ops::reduce::{MeanVariance, ReduceElement, ReducePolicy, ReduceVariant};
+pub use ops::reduce::{MeanVariance, ReduceElement, ReducePlan, ReducePolicy, ReduceVariant};
 pub use ops::window::{
-    BoxLaunch, BoxVariant, MomentsOutput, SumOutput, SumsOutput, WindowElement, WindowPlan, WindowVariant,
+    BoxPlan, BoxVariant, ExactElement, WindowElement, WindowFloat, WindowPlan, WindowVariant,
 };
 pub use pinned::PinnedArray;
 pub use timing::{LaunchFloor, TimedAs, Timing};

@@ -359,7 +359,7 @@ fn empty_and_errors<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         return Err("empty input must give an empty result of the same shape".into());
     }
     let dev = DeviceArray::upload(gpu, &Array2::from_elem((4, 0), T::ZERO))?;
-    let out = gpu.filter1d_device(&dev, &Filter1d::correlation(&taps)?, Border::Zero, Conv1dVariant::Auto)?;
+    let out = gpu.filter1d(&dev, &Filter1d::correlation(&taps)?, Border::Zero, Conv1dVariant::Auto)?;
     if out.shape() != [4, 0] || !out.download(gpu)?.is_empty() {
         return Err("empty device array must give an empty device array".into());
     }
@@ -519,7 +519,7 @@ fn device_array_3d(gpu: &Gpu) -> Result<(), Failed> {
     let dev = DeviceArray::upload(gpu, &x)?;
     let taps = random::<f32>(9, 42);
     let taps64: Vec<f64> = taps.iter().map(|&t| t as f64).collect();
-    let y = gpu.filter1d_device(
+    let y = gpu.filter1d(
         &dev,
         &Filter1d::correlation(&taps)?,
         Border::Replicate,

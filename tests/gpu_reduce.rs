@@ -4,8 +4,8 @@
 
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::ops::reduce::HostReducer;
-use gpuprims::ops::reduce::ReduceLaunch;
-use gpuprims::{DeviceArray, Error, Gpu, ReduceElement, ReducePolicy, ReduceVariant};
+
+use gpuprims::{DeviceArray, Error, Gpu, ReduceElement, ReducePlan, ReducePolicy, ReduceVariant};
 use libtest_mimic::{Failed, Trial};
 use ndarray::{Array1, Array2, s};
 use rand::Rng;
@@ -41,10 +41,10 @@ enum Op {
 }
 const OPS: [Op; 5] = [Op::Sum, Op::SumSq, Op::Min, Op::Max, Op::MeanVar];
 
-/// Runs one reduction through a poisoned [`ReduceLaunch`].
+/// Runs one reduction through a poisoned [`ReducePlan`].
 fn run<R: HostReducer>(gpu: &Gpu, x: &[R::In], variant: ReduceVariant, policy: ReducePolicy) -> Result<R::Acc, Failed> {
     let input = gpu.stream().clone_htod(x).map_err(|e| e.to_string())?;
-    let launch = ReduceLaunch::<R>::new(gpu, x.len(), variant, policy)?;
+    let launch = ReducePlan::<R>::with_policy(gpu, x.len(), variant, policy)?;
     launch.poison(gpu)?;
     launch.enqueue(gpu, &input)?;
     Ok(launch.result(gpu)?)
@@ -257,8 +257,8 @@ where
             max_blocks,
             ..ReducePolicy::default()
         };
-        let plan = ReduceLaunch::<R>::new(gpu, n, ReduceVariant::Auto, policy)?;
-        let serial = ReduceLaunch::<R>::new(gpu, n, ReduceVariant::SingleThread, policy)?;
+        let plan = ReducePlan::<R>::with_policy(gpu, n, ReduceVariant::Auto, policy)?;
+        let serial = ReducePlan::<R>::with_policy(gpu, n, ReduceVariant::SingleThread, policy)?;
         for round in 0..5u64 {
             let x = R::In::make(Pattern::Random, n, round << 32 | n as u64);
             let input = gpu.stream().clone_htod(&x).map_err(|e| e.to_string())?;
@@ -358,8 +358,8 @@ fn api_deterministic(gpu: &Gpu) -> Result<(), Failed> {
 
 fn api_bad_arguments(gpu: &Gpu) -> Result<(), Failed> {
     type R = gpuprims::abi::reduce::Sum<i32>;
-    let zero = ReduceLaunch::<R>::new(gpu, 0, ReduceVariant::Auto, ReducePolicy::default());
-    let no_blocks = ReduceLaunch::<R>::new(
+    let zero = ReducePlan::<R>::with_policy(gpu, 0, ReduceVariant::Auto, ReducePolicy::default());
+    let no_blocks = ReducePlan::<R>::with_policy(
         gpu,
         10,
         ReduceVariant::GridStride,
@@ -368,7 +368,7 @@ fn api_bad_arguments(gpu: &Gpu) -> Result<(), Failed> {
             ..Default::default()
         },
     );
-    let launch = ReduceLaunch::<R>::new(gpu, 100, ReduceVariant::Auto, ReducePolicy::default())?;
+    let launch = ReducePlan::<R>::with_policy(gpu, 100, ReduceVariant::Auto, ReducePolicy::default())?;
     let short = gpu.stream().clone_htod(&[1i32; 10]).map_err(|e| e.to_string())?;
     let too_short = launch.enqueue(gpu, &short);
     match (zero, no_blocks, too_short) {

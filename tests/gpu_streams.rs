@@ -87,8 +87,8 @@ fn family_work(g: &Gpu, x: &Inputs) -> Result<Results, gpuprims::Error> {
     let img = DeviceArray::upload(g, &x.img)?;
     let small = DeviceArray::upload(g, &x.small)?;
     let filter = Filter1d::correlation(&x.taps)?;
-    let conv = g.filter1d_device(&floats, &filter, Border::Reflect, Conv1dVariant::ConstantTaps)?;
-    let boxed: DeviceArray<u32, _> = g.box_sum_with(&img, (5, 9), Border::Replicate, BoxVariant::Separable)?;
+    let conv = g.filter1d(&floats, &filter, Border::Reflect, Conv1dVariant::ConstantTaps)?;
+    let boxed: DeviceArray<u32, _> = g.box_sum_exact_with(&img, (5, 9), Border::Replicate, BoxVariant::Separable)?;
     let pooled = g.max_pool2d_with(&img, Pool2d::new((3, 3)), PoolVariant::Auto)?;
     let pooled_const = g.max_pool2d_with(&small, Pool2d::new((2, 2)), PoolVariant::ConstantInput)?;
     let gauss = g.gaussian3x3(&img, Border::Reflect)?;

@@ -8,8 +8,7 @@
 use gpuprims::abi::window::stream_box_ring_bytes;
 use gpuprims::cpu::window::{self as cpu, OracleElement, WindowRef};
 use gpuprims::{
-    Border, BoxLaunch, BoxVariant, DeviceArray, Error, Gpu, MomentsOutput, SumOutput, SumsOutput, WindowElement,
-    WindowVariant,
+    Border, BoxPlan, BoxVariant, DeviceArray, Error, ExactElement, Gpu, WindowElement, WindowFloat, WindowVariant,
 };
 use libtest_mimic::{Failed, Trial};
 use ndarray::{Array1, Array2, Array3, ArrayD, IxDyn, s};
@@ -29,6 +28,47 @@ const ROW_VARIANTS: [WindowVariant; 6] = [
 
 /// Two device outputs, as the pair ops return them.
 type Pair<A, B> = Result<(DeviceArray<A, IxDyn>, DeviceArray<B, IxDyn>), Error>;
+
+/// An output form under test and the ops that write it: floats `F` (`window_sum_sumsq::<F, _>`
+/// and its kin) or the exact integer sums (the `_exact` ops).
+trait Outputs<T: In> {
+    type S: Out;
+    type Q: Out;
+    fn rows(c: &RowCase<T>) -> Pair<Self::S, Self::Q>;
+    fn boxes(c: &BoxCase<T>) -> Pair<Self::S, Self::Q>;
+    fn box_sum(c: &BoxCase<T>) -> Result<DeviceArray<Self::S, IxDyn>, Error>;
+}
+
+struct Float<F>(std::marker::PhantomData<F>);
+struct Exact;
+
+impl<T: In, F: Out + WindowFloat<T>> Outputs<T> for Float<F> {
+    type S = F;
+    type Q = F;
+    fn rows(c: &RowCase<T>) -> Pair<F, F> {
+        c.gpu.window_sum_sumsq_with::<F, _>(&c.x, c.width, c.border, c.variant)
+    }
+    fn boxes(c: &BoxCase<T>) -> Pair<F, F> {
+        c.gpu.box_sum_sumsq_with::<F, _>(c.x, c.window, c.border, c.variant)
+    }
+    fn box_sum(c: &BoxCase<T>) -> Result<DeviceArray<F, IxDyn>, Error> {
+        c.gpu.box_sum_with::<F, _>(c.x, c.window, c.border, c.variant)
+    }
+}
+
+impl<T: In + ExactElement<Sum: Out, SumSq: Out>> Outputs<T> for Exact {
+    type S = T::Sum;
+    type Q = T::SumSq;
+    fn rows(c: &RowCase<T>) -> Pair<T::Sum, T::SumSq> {
+        c.gpu.window_sum_sumsq_exact_with(&c.x, c.width, c.border, c.variant)
+    }
+    fn boxes(c: &BoxCase<T>) -> Pair<T::Sum, T::SumSq> {
+        c.gpu.box_sum_sumsq_exact_with(c.x, c.window, c.border, c.variant)
+    }
+    fn box_sum(c: &BoxCase<T>) -> Result<DeviceArray<T::Sum, IxDyn>, Error> {
+        c.gpu.box_sum_exact_with(c.x, c.window, c.border, c.variant)
+    }
+}
 
 const BOX_VARIANTS: [BoxVariant; 5] = [
     BoxVariant::Separable,
@@ -114,7 +154,7 @@ trait In: WindowElement + OracleElement + Copy {
 }
 
 macro_rules! input {
-    ($t:ty, $name:literal, |$r:ident| $gen:expr, pairs: [$(($s:ty, $q:ty)),*], sums: [$($one:ty),*], moments: [$($f:ty),*]) => {
+    ($t:ty, $name:literal, |$r:ident| $gen:expr, pairs: [$($o:ty),*], sums: [$($one:ty),*], moments: [$($f:ty),*]) => {
         impl In for $t {
             const NAME: &'static str = $name;
             fn random(n: usize, seed: u64) -> Vec<$t> {
@@ -122,11 +162,11 @@ macro_rules! input {
                 (0..n).map(|_| $gen).collect()
             }
             fn each_pair(c: &RowCase<$t>) -> Result<(), Failed> {
-                $(row_pair::<$t, $s, $q>(c)?;)*
+                $(row_pair::<$t, $o>(c)?;)*
                 Ok(())
             }
             fn each_box(c: &BoxCase<$t>) -> Result<(), Failed> {
-                $(box_pair::<$t, $s, $q>(c)?;)*
+                $(box_pair::<$t, $o>(c)?;)*
                 $(box_sum_only::<$t, $one>(c)?;)*
                 $(box_moments::<$t, $f>(c)?;)*
                 Ok(())
@@ -134,11 +174,11 @@ macro_rules! input {
         }
     };
 }
-input!(u8, "u8", |r| r.random::<u8>(), pairs: [(f32, f32), (f64, f64), (u32, u64)], sums: [f32, u32], moments: [f32, f64]);
-input!(u16, "u16", |r| r.random::<u16>(), pairs: [(f32, f32), (f64, f64), (u64, u64)], sums: [f64, u64], moments: [f32, f64]);
-input!(i32, "i32", |r| r.random::<i32>(), pairs: [(f32, f32), (f64, f64), (i64, u128)], sums: [f32, i64], moments: [f32, f64]);
-input!(f32, "f32", |r| r.random_range(-1000.0f32..1000.0), pairs: [(f32, f32), (f64, f64)], sums: [f32], moments: [f32, f64]);
-input!(f64, "f64", |r| r.random_range(-1000.0f64..1000.0), pairs: [(f64, f64)], sums: [f64], moments: [f64]);
+input!(u8, "u8", |r| r.random::<u8>(), pairs: [Float<f32>, Float<f64>, Exact], sums: [Float<f32>, Exact], moments: [f32, f64]);
+input!(u16, "u16", |r| r.random::<u16>(), pairs: [Float<f32>, Float<f64>, Exact], sums: [Float<f64>, Exact], moments: [f32, f64]);
+input!(i32, "i32", |r| r.random::<i32>(), pairs: [Float<f32>, Float<f64>, Exact], sums: [Float<f32>, Exact], moments: [f32, f64]);
+input!(f32, "f32", |r| r.random_range(-1000.0f32..1000.0), pairs: [Float<f32>, Float<f64>], sums: [Float<f32>], moments: [f32, f64]);
+input!(f64, "f64", |r| r.random_range(-1000.0f64..1000.0), pairs: [Float<f64>], sums: [Float<f64>], moments: [f64]);
 
 /// Positions the oracle checks among `rows × n` outputs of a `width` window: all when that costs
 /// at most 2·10⁶ samples, else both edges of the first and last rows and 3000 random positions.
@@ -169,10 +209,11 @@ struct RowCase<'a, T> {
     all_exact: &'a Option<Vec<(i128, i128)>>,
 }
 
-fn row_pair<T: In, S: Out, Q: Out>(c: &RowCase<T>) -> Result<(), Failed>
-where
-    (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
-{
+fn row_pair<T: In, O: Outputs<T>>(c: &RowCase<T>) -> Result<(), Failed> {
+    check_row_pair(c, O::rows(c))
+}
+
+fn check_row_pair<T: In, S: Out, Q: Out>(c: &RowCase<T>, result: Pair<S, Q>) -> Result<(), Failed> {
     let what = format!(
         "{} → ({}, {}) {} w={} {:?}",
         T::NAME,
@@ -182,7 +223,6 @@ where
         c.width,
         c.border
     );
-    let result: Pair<S, Q> = c.gpu.window_sum_sumsq_with(&c.x, c.width, c.border, c.variant);
     let (s, q) = match result {
         Err(Error::WindowTooLarge { window, max, .. })
             if window > max && matches!(c.variant, WindowVariant::StagedWindow | WindowVariant::SharedTile) =>
@@ -323,12 +363,12 @@ impl<T: In> BoxCase<'_, T> {
     }
 }
 
-fn box_pair<T: In, S: Out, Q: Out>(c: &BoxCase<T>) -> Result<(), Failed>
-where
-    (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
-{
+fn box_pair<T: In, O: Outputs<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
+    check_box_pair(c, O::boxes(c))
+}
+
+fn check_box_pair<T: In, S: Out, Q: Out>(c: &BoxCase<T>, r: Pair<S, Q>) -> Result<(), Failed> {
     let what = c.what("box_sum_sumsq", std::any::type_name::<(S, Q)>());
-    let r: Pair<S, Q> = c.gpu.box_sum_sumsq_with(c.x, c.window, c.border, c.variant);
     let f32_out = std::any::type_name::<S>() == "f32" && std::any::type_name::<Q>() == "f32";
     let Some((s, q)) = c.refused(r, &what, f32_out)? else {
         return Ok(());
@@ -355,9 +395,12 @@ where
     Ok(())
 }
 
-fn box_sum_only<T: In, S: Out + SumOutput<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
+fn box_sum_only<T: In, O: Outputs<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
+    check_box_sum(c, O::box_sum(c))
+}
+
+fn check_box_sum<T: In, S: Out>(c: &BoxCase<T>, r: Result<DeviceArray<S, IxDyn>, Error>) -> Result<(), Failed> {
     let what = c.what("box_sum", std::any::type_name::<S>());
-    let r: Result<DeviceArray<S, IxDyn>, Error> = c.gpu.box_sum_with(c.x, c.window, c.border, c.variant);
     let Some(s) = c.refused(r, &what, std::any::type_name::<S>() == "f32")? else {
         return Ok(());
     };
@@ -372,7 +415,7 @@ fn box_sum_only<T: In, S: Out + SumOutput<T>>(c: &BoxCase<T>) -> Result<(), Fail
     Ok(())
 }
 
-fn box_moments<T: In, F: Out + MomentsOutput<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
+fn box_moments<T: In, F: Out + WindowFloat<T>>(c: &BoxCase<T>) -> Result<(), Failed> {
     let what = c.what("local_mean_variance / local_std", std::any::type_name::<F>());
     let r: Pair<F, F> = c.gpu.local_mean_variance_with(c.x, c.window, c.border, c.variant);
     let Some((m, v)) = c.refused(r, &what, std::any::type_name::<F>() == "f32")? else {
@@ -555,7 +598,7 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
             for win_h in [1, 4, 15, h + 3] {
                 let window = (win_h, win_w);
                 let plan =
-                    BoxLaunch::<u8>::mean_variance::<f32>(gpu, (planes, h, w), window, border, BoxVariant::Auto)?;
+                    BoxPlan::<u8, f32>::new(gpu, (planes, h, w), window, border, BoxVariant::Auto)?;
                 if plan.variant() != BoxVariant::StreamRows {
                     return Err(format!("Auto runs {} for {window:?} on {w} columns", plan.variant().name()).into());
                 }
@@ -571,8 +614,8 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
                 });
                 let want = box_wants(&host, (h, w), window, border, picks);
                 let case = input.case(window, border, BoxVariant::StreamRows, &want);
-                box_pair::<u8, f32, f32>(&case)?;
-                box_sum_only::<u8, f32>(&case)?;
+                box_pair::<u8, Float<f32>>(&case)?;
+                box_sum_only::<u8, Float<f32>>(&case)?;
                 box_moments::<u8, f32>(&case)?;
             }
         }
@@ -590,7 +633,7 @@ fn stream_rows_unaligned(gpu: &Gpu) -> Result<(), Failed> {
     let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
     for window in [(7, 15), (15, 3)] {
         let mut plan =
-            BoxLaunch::<u8>::mean_variance::<f32>(gpu, (1, h, w), window, Border::Reflect, BoxVariant::Auto)?;
+            BoxPlan::<u8, f32>::new(gpu, (1, h, w), window, Border::Reflect, BoxVariant::Auto)?;
         if plan.variant() != BoxVariant::StreamRows {
             return Err(format!("Auto runs {} on {w} columns", plan.variant().name()).into());
         }
@@ -623,8 +666,7 @@ fn stream_rows_unaligned(gpu: &Gpu) -> Result<(), Failed> {
 /// slice, a 3-D batch (rows and boxes).
 fn layouts<T: In>(gpu: &Gpu) -> Result<(), Failed>
 where
-    (f64, f64): SumsOutput<T, Sum = f64, SumSq = f64>,
-    f64: MomentsOutput<T>,
+    f64: WindowFloat<T>,
 {
     let base = Array2::from_shape_vec((23, 40), T::random(23 * 40, 91)).expect("shape");
     let views = [
@@ -702,7 +744,7 @@ fn scipy_on_gpu(gpu: &Gpu) -> Result<(), Failed> {
             // Integer inputs (the fused path), where the constant rounds to an integer as well.
             if !matches!(c.border, Border::Constant(_)) {
                 let xi = x.mapv(|v| v as i32);
-                let si: Array2<i64> = gpu.box_sum_with(&xi, c.window, c.border, BoxVariant::Fused)?;
+                let si: Array2<i64> = gpu.box_sum_exact_with(&xi, c.window, c.border, BoxVariant::Fused)?;
                 for (k, (&got, &want)) in si.iter().zip(&c.y).enumerate() {
                     if !scipy_box_match(got as f64, want, n) {
                         return Err(format!(
@@ -827,7 +869,7 @@ fn errors_and_empties(gpu: &Gpu) -> Result<(), Failed> {
     if !matches!(r, Err(Error::WindowTooLarge { window: 100_000, .. })) {
         return Err(format!("staged window too large: {r:?}").into());
     }
-    let r: Result<(Array2<u32>, Array2<u64>), _> = gpu.window_sum_sumsq(&x, 20_000_000, Border::Zero);
+    let r: Result<(Array2<u32>, Array2<u64>), _> = gpu.window_sum_sumsq_exact(&x, 20_000_000, Border::Zero);
     if !matches!(
         r,
         Err(Error::WindowTooLarge {
@@ -860,7 +902,7 @@ fn errors_and_empties(gpu: &Gpu) -> Result<(), Failed> {
     }
     for shape in [(0, 5), (4, 0)] {
         let e = Array2::<i32>::zeros(shape);
-        let (s, q): (Array2<i64>, Array2<u128>) = gpu.window_sum_sumsq(&e, 3, Border::Wrap)?;
+        let (s, q): (Array2<i64>, Array2<u128>) = gpu.window_sum_sumsq_exact(&e, 3, Border::Wrap)?;
         let m: Array2<f32> = gpu.local_std(&e, (3, 3), Border::Wrap)?;
         if s.shape() != [shape.0, shape.1] || q.shape() != s.shape() || m.shape() != s.shape() {
             return Err(format!("empty {shape:?}: shapes {:?} {:?}", s.shape(), m.shape()).into());
@@ -881,8 +923,8 @@ fn plans_and_rounds(gpu: &Gpu) -> Result<(), Failed> {
         let mut q = unsafe { gpu.stream().alloc::<u128>(n) }.map_err(|e| e.to_string())?;
         gpu.poison(&mut s)?;
         gpu.poison(&mut q)?;
-        let plan = WindowPlan::<i32>::new::<(i64, u128)>(gpu, 1, n, width, Border::Mirror, WindowVariant::RunningSum)?;
-        plan.enqueue::<(i64, u128)>(gpu, &dx, &mut s, &mut q)?;
+        let plan = WindowPlan::<i32, i64, u128>::exact(gpu, (1, n), width, Border::Mirror, WindowVariant::RunningSum)?;
+        plan.enqueue(gpu, &dx, &mut s, &mut q)?;
         let (s, q) = (
             gpu.stream().clone_dtoh(&s).map_err(|e| e.to_string())?,
             gpu.stream().clone_dtoh(&q).map_err(|e| e.to_string())?,

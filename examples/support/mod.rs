@@ -13,10 +13,9 @@ use gpuprims::cpu::conv1d::{self as cpu1d, Real};
 use gpuprims::cpu::pool as cpupool;
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::cpu::window::{self as cpuw, OracleElement};
-use gpuprims::ops::reduce::ReduceLaunch;
 use gpuprims::{
-    Border, BoxLaunch, BoxVariant, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Filter2dPlan, Gpu,
-    MomentsOutput, PoolElement, PoolPlan, PoolShape, PoolVariant, ReducePolicy, ReduceVariant, Result, SumsOutput,
+    Border, BoxPlan, BoxVariant, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Filter2dPlan, Gpu,
+    PoolElement, PoolPlan, PoolShape, PoolVariant, ReducePlan, ReduceVariant, Result, WindowFloat,
     WindowElement, WindowPlan, WindowVariant,
 };
 use rand::{Rng, SeedableRng};
@@ -137,7 +136,7 @@ pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Resu
     let n = host.len();
     let mut rows = Vec::new();
     for variant in ReduceVariant::ALL {
-        let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, variant, ReducePolicy::default())?;
+        let launch = ReducePlan::<SumSq<i32>>::new(gpu, n, variant)?;
         // A first timed run sizes the rest (≈ 300 ms of GPU time, 3..=200 runs); a variant that
         // takes over a second (step 1 on 2^28 ints) is reported from that single run.
         let probe = gpu.time_launches(0, 1, |_| launch.poison(gpu), |_| launch.enqueue(gpu, &inputs[0]))?;
@@ -183,7 +182,7 @@ pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Resu
 pub fn sumsq_auto(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Result<Vec<Row>> {
     let inputs = rotating_copies(gpu, host)?;
     let n = host.len();
-    let launch = ReduceLaunch::<SumSq<i32>>::new(gpu, n, ReduceVariant::Auto, ReducePolicy::default())?;
+    let launch = ReducePlan::<SumSq<i32>>::new(gpu, n, ReduceVariant::Auto)?;
     let probe = gpu.time_launches(1, 1, |_| launch.poison(gpu), |_| launch.enqueue(gpu, &inputs[0]))?;
     let runs = runs_for(probe.median_us);
     let prepare = |_| launch.poison(gpu);
@@ -305,7 +304,7 @@ pub fn conv1d_ladder<T: Conv1dElement>(
         plan.enqueue(gpu, &inputs[0], &mut y)?;
         let got = gpu.stream().clone_dtoh(&y)?;
         let name = match variant {
-            Conv1dVariant::Auto => format!("auto ({:?})", plan.step()),
+            Conv1dVariant::Auto => format!("auto ({})", plan.variant().name()),
             v => v.name().into(),
         };
         rows.push(Row {
@@ -419,7 +418,7 @@ pub fn window_ladder<T: WindowElement>(
     variants: &[WindowVariant],
 ) -> Result<Vec<Row>>
 where
-    (f32, f32): SumsOutput<T, Sum = f32, SumSq = f32>,
+    f32: WindowFloat<T>,
 {
     let inputs = rotating_copies(gpu, w.x)?;
     let len = w.x.len();
@@ -427,7 +426,7 @@ where
     let (mut s, mut q) = unsafe { (gpu.stream().alloc::<f32>(len)?, gpu.stream().alloc::<f32>(len)?) };
     let mut rows = Vec::new();
     for &variant in variants {
-        let plan = match WindowPlan::<T>::new::<(f32, f32)>(gpu, w.rows, w.n, w.width, w.border, variant) {
+        let plan = match WindowPlan::<T, f32, f32>::new(gpu, (w.rows, w.n), w.width, w.border, variant) {
             Ok(p) => p,
             Err(e @ gpuprims::Error::WindowTooLarge { .. }) => {
                 println!("({}: {e})", variant.name());
@@ -442,7 +441,7 @@ where
             |_| Ok(()),
             |_| {
                 let (s, q) = &mut *outs.borrow_mut();
-                plan.enqueue::<(f32, f32)>(gpu, &inputs[0], s, q)
+                plan.enqueue(gpu, &inputs[0], s, q)
             },
         )?;
         let runs = runs_for(probe.median_us);
@@ -456,12 +455,12 @@ where
             },
             |i| {
                 let (s, q) = &mut *outs.borrow_mut();
-                plan.enqueue::<(f32, f32)>(gpu, &inputs[i % inputs.len()], s, q)
+                plan.enqueue(gpu, &inputs[i % inputs.len()], s, q)
             },
         )?;
         gpu.poison(&mut s)?;
         gpu.poison(&mut q)?;
-        plan.enqueue::<(f32, f32)>(gpu, &inputs[0], &mut s, &mut q)?;
+        plan.enqueue(gpu, &inputs[0], &mut s, &mut q)?;
         let (gs, gq) = (gpu.stream().clone_dtoh(&s)?, gpu.stream().clone_dtoh(&q)?);
         let ok = gs.len() == want.len()
             && want
@@ -521,7 +520,7 @@ pub fn box_ladder<T: WindowElement>(
     copy_gbps: f64,
 ) -> Result<Vec<Row>>
 where
-    f32: MomentsOutput<T>,
+    f32: WindowFloat<T>,
 {
     let inputs = rotating_copies(gpu, x)?;
     let len = x.len();
@@ -530,7 +529,7 @@ where
     let mut rows = Vec::new();
     for variant in BoxVariant::ALL.into_iter().chain([BoxVariant::Auto]) {
         // Variants that do not take this box or type (documented refusals) have no row.
-        let mut launch = match BoxLaunch::<T>::mean_variance::<f32>(gpu, (1, shape.0, shape.1), window, border, variant)
+        let mut launch = match BoxPlan::<T, f32>::new(gpu, (1, shape.0, shape.1), window, border, variant)
         {
             Ok(l) => l,
             Err(gpuprims::Error::WindowTooLarge { .. } | gpuprims::Error::Unsupported { .. }) => continue,
@@ -543,7 +542,7 @@ where
             |_| Ok(()),
             |_| {
                 let (l, m, v) = &mut *state.borrow_mut();
-                l.enqueue::<f32>(gpu, &inputs[0], m, v)
+                l.enqueue(gpu, &inputs[0], m, v)
             },
         )?;
         let runs = runs_for(probe.median_us);
@@ -557,12 +556,12 @@ where
             },
             |i| {
                 let (l, m, v) = &mut *state.borrow_mut();
-                l.enqueue::<f32>(gpu, &inputs[i % inputs.len()], m, v)
+                l.enqueue(gpu, &inputs[i % inputs.len()], m, v)
             },
         )?;
         gpu.poison(&mut m)?;
         gpu.poison(&mut v)?;
-        launch.enqueue::<f32>(gpu, &inputs[0], &mut m, &mut v)?;
+        launch.enqueue(gpu, &inputs[0], &mut m, &mut v)?;
         let (gm, gv) = (gpu.stream().clone_dtoh(&m)?, gpu.stream().clone_dtoh(&v)?);
         let close = |a: f32, b: f32| (a - b).abs() <= 2.0 * f32::EPSILON * b.abs().max(f32::MIN_POSITIVE);
         let ok = want

@@ -31,16 +31,16 @@
 //! Empty taps or a zero mean width: [`Error::InvalidArgument`]. More taps than the constant bank
 //! holds (8192 f64 or 16384 f32) for any variant but `GlobalTaps` and `Auto`:
 //! [`Error::TooManyTaps`]; `GlobalTaps` takes any count and `Auto` falls back to register
-//! blocking with taps read from global memory. A 0-dimensional input: [`Error::InvalidArgument`].
+//! blocking with taps read from global memory (`RegisterBlockedGlobalTaps`). A 0-dimensional input: [`Error::InvalidArgument`].
 //! An empty signal (or batch) gives an empty result.
 
 use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
-use ndarray::{Array, ArrayBase, Data, Dimension};
+use ndarray::Dimension;
 
 use crate::abi::conv1d::{CONV1D_BLOCK, Conv1dArgs, Conv1dStep, max_constant_taps};
-use crate::array::DeviceArray;
+use crate::array::{DeviceArray, Operand};
 use crate::bank::BankContent;
 use crate::border::Border;
 use crate::cpu::conv1d::Real;
@@ -133,6 +133,10 @@ pub enum Conv1dVariant {
     /// at row ends compute output by output, so rows much shorter than a block's 2048 outputs
     /// are better served by the other variants.
     RegisterBlockedVector,
+    /// `RegisterBlocked` with its taps read from global memory: any number of taps (past the
+    /// constant bank's capacity). What `Auto` runs for such filters; not a rung of the ladder
+    /// ([`Conv1dVariant::ALL`]).
+    RegisterBlockedGlobalTaps,
     /// By the H100 crossover table of docs/PERFORMANCE.md ("Auto's crossovers"; 3 … 127 taps, f32
     /// and f64, 2^20 and 2^24 outputs):
     /// - short filters (fewer than [`AUTO_LONG_MIN_TAPS`] taps): `RegisterBlocked` from
@@ -191,6 +195,7 @@ impl Conv1dVariant {
             Conv1dVariant::RegisterBlocked => "register-blocked",
             Conv1dVariant::RegisterBlockedShared => "register-blocked-shared",
             Conv1dVariant::RegisterBlockedVector => "register-blocked-vector",
+            Conv1dVariant::RegisterBlockedGlobalTaps => "register-blocked-global-taps",
             Conv1dVariant::Auto => "auto",
         }
     }
@@ -207,6 +212,7 @@ impl Conv1dVariant {
             Conv1dVariant::RegisterBlocked => Conv1dStep::RegisterBlocked,
             Conv1dVariant::RegisterBlockedShared => Conv1dStep::RegisterBlockedShared,
             Conv1dVariant::RegisterBlockedVector => Conv1dStep::RegisterBlockedVector,
+            Conv1dVariant::RegisterBlockedGlobalTaps => Conv1dStep::RegisterBlockedGlobalTaps,
             Conv1dVariant::Auto if taps > max => Conv1dStep::RegisterBlockedGlobalTaps,
             Conv1dVariant::Auto if taps < AUTO_LONG_MIN_TAPS => {
                 if outputs < AUTO_SHORT_BLOCKED_MIN_OUTPUTS {
@@ -400,9 +406,17 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
         self.cfg.grid_dim.0
     }
 
-    /// The kernel this plan launches (`Auto` resolved).
-    pub fn step(&self) -> Conv1dStep {
-        self.step
+    /// The rung this plan runs (`Auto` resolved).
+    pub fn variant(&self) -> Conv1dVariant {
+        match self.step {
+            Conv1dStep::GlobalTaps => Conv1dVariant::GlobalTaps,
+            Conv1dStep::ConstantTaps => Conv1dVariant::ConstantTaps,
+            Conv1dStep::SharedTile => Conv1dVariant::SharedTile,
+            Conv1dStep::RegisterBlocked => Conv1dVariant::RegisterBlocked,
+            Conv1dStep::RegisterBlockedShared => Conv1dVariant::RegisterBlockedShared,
+            Conv1dStep::RegisterBlockedGlobalTaps => Conv1dVariant::RegisterBlockedGlobalTaps,
+            Conv1dStep::RegisterBlockedVector => Conv1dVariant::RegisterBlockedVector,
+        }
     }
 
     /// Enqueues the filter from `x` into `y` (their first `rows · n` elements, C order).
@@ -454,99 +468,79 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
 
 impl Gpu {
     /// Applies `filter` along the last axis of `x` (any layout; leading axes are a batch).
-    pub fn filter1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+    pub fn filter1d<T: Conv1dElement, X: Operand<Elem = T>>(
         &self,
-        x: &ArrayBase<S, D>,
+        x: X,
         filter: &Filter1d<T>,
         border: Border,
         variant: Conv1dVariant,
-    ) -> Result<Array<T, D>> {
-        let (rows, n) = rows_and_len(x.shape())?;
-        if rows * n == 0 {
-            return Ok(Array::from_shape_vec(x.raw_dim(), Vec::new()).expect("empty shape"));
-        }
-        let input = DeviceArray::upload(self, x)?;
-        self.filter1d_device(&input, filter, border, variant)?.download(self)
-    }
-
-    /// [`Gpu::filter1d`] on an array already on the device; the result stays there.
-    pub fn filter1d_device<T: Conv1dElement, D: Dimension>(
-        &self,
-        x: &DeviceArray<T, D>,
-        filter: &Filter1d<T>,
-        border: Border,
-        variant: Conv1dVariant,
-    ) -> Result<DeviceArray<T, D>> {
-        let (rows, n) = rows_and_len(x.shape())?;
-        let mut out = DeviceArray::uninit(self, x.raw_dim())?;
-        if rows * n > 0 {
+    ) -> Result<X::Output<T>> {
+        let dim = x.dims();
+        let (rows, n) = rows_and_len(dim.slice())?;
+        let mut out = DeviceArray::uninit(self, dim)?;
+        if let Some(input) = x.device(self)? {
             let plan = Conv1dPlan::new(self, rows, n, filter, border, variant)?;
-            plan.enqueue(self, x.as_slice(), out.as_mut_slice())?;
+            plan.enqueue(self, input.slice(), out.as_mut_slice())?;
         }
-        Ok(out)
+        X::finish(self, out)
     }
 
     /// Correlation of every row of `x` with `taps` anchored at `taps.len() / 2` (the tutorial's
     /// and PyTorch's "convolution"; scipy `correlate1d`), `Auto` variant.
-    pub fn conv1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
-        &self,
-        x: &ArrayBase<S, D>,
-        taps: &[T],
-        border: Border,
-    ) -> Result<Array<T, D>> {
+    pub fn conv1d<T: Conv1dElement, X: Operand<Elem = T>>(&self, x: X, taps: &[T], border: Border) -> Result<X::Output<T>> {
         self.conv1d_with(x, taps, border, Conv1dVariant::Auto)
     }
 
-    /// [`Gpu::conv1d`] with a chosen variant.
-    pub fn conv1d_with<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+    /// [`Gpu::conv1d`] with a chosen rung of the ladder.
+    pub fn conv1d_with<T: Conv1dElement, X: Operand<Elem = T>>(
         &self,
-        x: &ArrayBase<S, D>,
+        x: X,
         taps: &[T],
         border: Border,
         variant: Conv1dVariant,
-    ) -> Result<Array<T, D>> {
+    ) -> Result<X::Output<T>> {
         self.filter1d(x, &Filter1d::correlation(taps)?, border, variant)
     }
 
     /// True convolution of every row of `x` with `taps` (scipy `convolve1d`), `Auto` variant.
-    pub fn convolve1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+    pub fn convolve1d<T: Conv1dElement, X: Operand<Elem = T>>(
         &self,
-        x: &ArrayBase<S, D>,
+        x: X,
         taps: &[T],
         border: Border,
-    ) -> Result<Array<T, D>> {
+    ) -> Result<X::Output<T>> {
         self.convolve1d_with(x, taps, border, Conv1dVariant::Auto)
     }
 
-    /// [`Gpu::convolve1d`] with a chosen variant.
-    pub fn convolve1d_with<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+    /// [`Gpu::convolve1d`] with a chosen rung of the ladder.
+    pub fn convolve1d_with<T: Conv1dElement, X: Operand<Elem = T>>(
         &self,
-        x: &ArrayBase<S, D>,
+        x: X,
         taps: &[T],
         border: Border,
         variant: Conv1dVariant,
-    ) -> Result<Array<T, D>> {
+    ) -> Result<X::Output<T>> {
         self.filter1d(x, &Filter1d::convolution(taps)?, border, variant)
     }
 
     /// Moving average of `width` samples along the last axis (scipy `uniform_filter1d`), `Auto`.
-    pub fn mean_filter1d<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+    pub fn mean_filter1d<T: Conv1dElement, X: Operand<Elem = T>>(
         &self,
-        x: &ArrayBase<S, D>,
+        x: X,
         width: usize,
         border: Border,
-    ) -> Result<Array<T, D>> {
+    ) -> Result<X::Output<T>> {
         self.mean_filter1d_with(x, width, border, Conv1dVariant::Auto)
     }
 
-    /// [`Gpu::mean_filter1d`] with a chosen variant.
-    pub fn mean_filter1d_with<T: Conv1dElement, S: Data<Elem = T>, D: Dimension>(
+    /// [`Gpu::mean_filter1d`] with a chosen rung of the ladder.
+    pub fn mean_filter1d_with<T: Conv1dElement, X: Operand<Elem = T>>(
         &self,
-        x: &ArrayBase<S, D>,
+        x: X,
         width: usize,
         border: Border,
         variant: Conv1dVariant,
-    ) -> Result<Array<T, D>> {
+    ) -> Result<X::Output<T>> {
         self.filter1d(x, &Filter1d::mean(width)?, border, variant)
     }
 }

@@ -187,6 +187,29 @@ impl Filter2dVariant {
     }
 }
 
+/// The rung a [`Filter2dPlan`] runs (`Auto` resolved): a morphology rung, a linear rung, or the
+/// separable passes of [`Gpu::gaussian`] and [`Gpu::separable2d`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Filter2dPlanVariant {
+    /// Dilation, erosion and what is built of them.
+    Morph(MorphVariant),
+    /// The 3 × 3 Gaussian, Sobel and 2D correlation.
+    Linear(Filter2dVariant),
+    /// A column pass then a row pass of 1D taps (f64 taps, scipy's arithmetic).
+    Separable,
+}
+
+impl Filter2dPlanVariant {
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Filter2dPlanVariant::Morph(v) => v.name(),
+            Filter2dPlanVariant::Linear(v) => v.name(),
+            Filter2dPlanVariant::Separable => "separable",
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Kernel table
 // ---------------------------------------------------------------------------------------------
@@ -840,14 +863,14 @@ pub struct Filter2dPlan<I: Filter2dElement, O: DeviceRepr = I> {
     stages: Vec<Stage<I>>,
     scratch: Option<CudaSlice<I>>,
     taps: Option<BankTaps>,
-    variant: &'static str,
+    variant: Filter2dPlanVariant,
     needs_aligned: bool,
     _out: std::marker::PhantomData<O>,
 }
 
 impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
-    /// The rung that runs (resolved from `Auto`).
-    pub fn variant_name(&self) -> &'static str {
+    /// The rung this plan runs (`Auto` resolved).
+    pub fn variant(&self) -> Filter2dPlanVariant {
         self.variant
     }
 
@@ -876,7 +899,7 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
         let aligned = xp % 16 == 0 && yp % 16 == 0;
         let scratch = self.scratch.as_ref();
         let bad = || Error::Unsupported {
-            variant: self.variant,
+            variant: self.variant.name(),
             reason: "plan without its scratch image".into(),
         };
         for st in &self.stages {
@@ -913,7 +936,7 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
                 }
                 (Some(_), None) => {
                     return Err(Error::Unsupported {
-                        variant: self.variant,
+                        variant: self.variant.name(),
                         reason: format!("{} reads constant memory but the plan has no taps", func.name()),
                     });
                 }
@@ -928,7 +951,7 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
         shape: Filter2dShape,
         stages: Vec<Stage<I>>,
         taps: Option<&[u8]>,
-        variant: &'static str,
+        variant: Filter2dPlanVariant,
     ) -> Result<Self> {
         let needs_scratch = stages.iter().any(|s| s.to == Buf::Scratch);
         let scratch = if needs_scratch && shape.len() > 0 {
@@ -1197,7 +1220,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             }
             MorphVariant::Auto => unreachable!("resolved above"),
         };
-        Self::new(gpu, s, stages, None, v.name())
+        Self::new(gpu, s, stages, None, Filter2dPlanVariant::Morph(v))
     }
 
     /// Plans [`Gpu::gaussian3x3`].
@@ -1260,7 +1283,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 unaligned: None,
             },
         ];
-        Self::new(gpu, s, stages, Some(&bytes), "separable")
+        Self::new(gpu, s, stages, Some(&bytes), Filter2dPlanVariant::Separable)
     }
 }
 
@@ -1342,7 +1365,7 @@ impl Filter2dPlan<f32, f32> {
             v => v,
         };
         let stage = taps2d_stage::<f32>(gpu, s, (kh, kw), border, v, fs, 0)?;
-        Self::new(gpu, s, vec![stage], Some(&bytes), v.name())
+        Self::new(gpu, s, vec![stage], Some(&bytes), Filter2dPlanVariant::Linear(v))
     }
 }
 
@@ -1414,7 +1437,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     };
     if v == Filter2dVariant::WordTile {
         let stage = word_tile_stage::<I>(gpu, words, s, 3, border)?;
-        return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
+        return Filter2dPlan::new(gpu, s, vec![stage], None, Filter2dPlanVariant::Linear(v));
     }
     if v == Filter2dVariant::RowVector {
         let (c, tiles, strip, vector_rows) = row_vector_launch::<I>(gpu, s)?;
@@ -1430,7 +1453,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
             to: Buf::Output,
             unaligned: None,
         };
-        return Filter2dPlan::new(gpu, s, vec![stage], None, v.name());
+        return Filter2dPlan::new(gpu, s, vec![stage], None, Filter2dPlanVariant::Linear(v));
     }
     let bytes: Vec<u8> = if I::INTEGER {
         taps.iter().flat_map(|t| t.to_le_bytes()).collect()
@@ -1440,7 +1463,7 @@ fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     };
     let shift = if I::INTEGER { shift } else { 0 };
     let stage = taps2d_stage::<I>(gpu, s, (3, 3), border, v, linear, shift)?;
-    Filter2dPlan::new(gpu, s, vec![stage], Some(&bytes), v.name())
+    Filter2dPlan::new(gpu, s, vec![stage], Some(&bytes), Filter2dPlanVariant::Linear(v))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1505,7 +1528,7 @@ impl Gpu {
         I: Filter2dElement,
         O: DeviceRepr + Clone,
         D: Dimension,
-        X: Operand<I, D>,
+        X: Operand<Elem = I, Dim = D>,
     {
         let dim = x.dims();
         let (planes, h, w) = planes_and_size(dim.slice())?;
@@ -1528,7 +1551,7 @@ impl Gpu {
     /// assert!(d.iter().zip(img.iter()).all(|(d, x)| d >= x));
     /// # Ok::<(), gpuprims::Error>(())
     /// ```
-    pub fn dilate<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn dilate<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1538,7 +1561,7 @@ impl Gpu {
     }
 
     /// [`Gpu::dilate`] with a chosen rung of the ladder.
-    pub fn dilate_with<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn dilate_with<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1551,7 +1574,7 @@ impl Gpu {
 
     /// Grey erosion: the minimum over a `(h, w)` rectangle (scipy `grey_erosion(x, size=(h, w))`),
     /// `Auto` variant.
-    pub fn erode<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn erode<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1561,7 +1584,7 @@ impl Gpu {
     }
 
     /// [`Gpu::erode`] with a chosen rung of the ladder.
-    pub fn erode_with<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn erode_with<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1573,7 +1596,7 @@ impl Gpu {
     }
 
     /// Morphological gradient, dilation − erosion (scipy `morphological_gradient(x, size=…)`).
-    pub fn morphological_gradient<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn morphological_gradient<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1602,7 +1625,7 @@ impl Gpu {
     }
 
     /// Grey opening, erosion then dilation (scipy `grey_opening(x, size=…)`).
-    pub fn opening<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn opening<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1616,7 +1639,7 @@ impl Gpu {
     }
 
     /// Grey closing, dilation then erosion (scipy `grey_closing(x, size=…)`).
-    pub fn closing<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn closing<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1633,7 +1656,7 @@ impl Gpu {
 
     /// The classic 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16`: integers `(Σ + 8) >> 4` of the exact sum
     /// (bit-exact), f32 `Σ / 16`. `Auto` variant.
-    pub fn gaussian3x3<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn gaussian3x3<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         border: Border,
@@ -1642,7 +1665,7 @@ impl Gpu {
     }
 
     /// [`Gpu::gaussian3x3`] with a chosen rung.
-    pub fn gaussian3x3_with<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn gaussian3x3_with<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         border: Border,
@@ -1654,7 +1677,7 @@ impl Gpu {
 
     /// Gaussian filter with scipy's `gaussian_filter(x, sigma, mode, cval, truncate=4.0)` taps,
     /// applied down the columns then along the rows (integers: each pass truncated, as scipy).
-    pub fn gaussian<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn gaussian<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         sigma: f64,
@@ -1667,7 +1690,7 @@ impl Gpu {
     /// Separable correlation: `ky` along axis −2 (scipy `correlate1d(x, ky, axis=0)`), then `kx`
     /// along axis −1, each pass extending its input by `border` (scipy's `gaussian_filter`/`sobel`
     /// order and semantics). Taps are centred at `len / 2`.
-    pub fn separable2d<T: Filter2dElement, D: Dimension, X: Operand<T, D>>(
+    pub fn separable2d<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         ky: &[f64],
@@ -1685,7 +1708,7 @@ impl Gpu {
     /// One difference from scipy: under `Border::Constant(v)` with `v ≠ 0`, scipy applies the
     /// constant again to its first 1D pass's result, gpuprims extends the image once (the 2D
     /// definition); the outputs next to the border differ. `Zero` and the other modes agree.
-    pub fn sobel<T: SobelElement, D: Dimension, X: Operand<T, D>>(
+    pub fn sobel<T: SobelElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         axis: usize,
@@ -1695,7 +1718,7 @@ impl Gpu {
     }
 
     /// [`Gpu::sobel`] with a chosen rung.
-    pub fn sobel_with<T: SobelElement, D: Dimension, X: Operand<T, D>>(
+    pub fn sobel_with<T: SobelElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         axis: usize,
@@ -1708,14 +1731,14 @@ impl Gpu {
 
     /// Gradient magnitude `√(sobel(x, 0)² + sobel(x, 1)²)` in f32 (`np.hypot` of scipy's two Sobel
     /// images).
-    pub fn sobel_magnitude<T: SobelElement, D: Dimension, X: Operand<T, D>>(
+    pub fn sobel_magnitude<T: SobelElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         border: Border,
     ) -> Result<X::Output<f32>> {
         let g0 = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, 0, border, Filter2dVariant::Auto))?;
         let g1 = self.run_filter2d(&x, |s| Filter2dPlan::sobel(self, s, 1, border, Filter2dVariant::Auto))?;
-        let mut y = DeviceArray::<f32, D>::uninit(self, x.dims())?;
+        let mut y = DeviceArray::<f32, X::Dim>::uninit(self, x.dims())?;
         let n = y.len();
         if n > 0 {
             let func = self.kernel(self.family::<Filter2dKernels>()?.magnitude[T::MAGNITUDE])?;
@@ -1731,7 +1754,7 @@ impl Gpu {
 
     /// 2D correlation with a small `f32` kernel (scipy `correlate(x, kernel)`, centred at
     /// `(kh/2, kw/2)`), taps in the constant bank (at most 16384). `Auto` variant.
-    pub fn correlate2d<D: Dimension, X: Operand<f32, D>>(
+    pub fn correlate2d<X: Operand<Elem = f32>>(
         &self,
         x: X,
         kernel: ArrayView2<f32>,
@@ -1741,7 +1764,7 @@ impl Gpu {
     }
 
     /// [`Gpu::correlate2d`] with a chosen rung.
-    pub fn correlate2d_with<D: Dimension, X: Operand<f32, D>>(
+    pub fn correlate2d_with<X: Operand<Elem = f32>>(
         &self,
         x: X,
         kernel: ArrayView2<f32>,

@@ -847,7 +847,7 @@ impl Gpu {
     where
         T: PoolElement,
         D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem = T, Dim = D>,
     {
         let dim = x.dims();
         let (planes, h, w) = planes_and_size(dim.slice())?;
@@ -873,12 +873,12 @@ impl Gpu {
 
     /// Max pooling over the last two axes of `x` (PyTorch `F.max_pool2d`), `Auto` variant. The
     /// result has `x`'s leading axes and the output size of `p`.
-    pub fn max_pool2d<T: PoolElement, D: Dimension, X: Operand<T, D>>(&self, x: X, p: Pool2d) -> Result<X::Output<T>> {
+    pub fn max_pool2d<T: PoolElement, X: Operand<Elem = T>>(&self, x: X, p: Pool2d) -> Result<X::Output<T>> {
         self.max_pool2d_with(x, p, PoolVariant::Auto)
     }
 
     /// [`Gpu::max_pool2d`] with a chosen rung of the ladder.
-    pub fn max_pool2d_with<T: PoolElement, D: Dimension, X: Operand<T, D>>(
+    pub fn max_pool2d_with<T: PoolElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         p: Pool2d,
@@ -896,7 +896,7 @@ impl Gpu {
 
     /// Max pooling and the flat in-plane index (`row · w + col`, `i64`) of each maximum (PyTorch
     /// `return_indices=True`), `Auto` variant.
-    pub fn max_pool2d_indices<T: PoolElement, D: Dimension, X: Operand<T, D>>(
+    pub fn max_pool2d_indices<T: PoolElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         p: Pool2d,
@@ -905,7 +905,7 @@ impl Gpu {
     }
 
     /// [`Gpu::max_pool2d_indices`] with a chosen rung of the ladder.
-    pub fn max_pool2d_indices_with<T: PoolElement, D: Dimension, X: Operand<T, D>>(
+    pub fn max_pool2d_indices_with<T: PoolElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         p: Pool2d,
@@ -917,7 +917,7 @@ impl Gpu {
     }
 
     /// Average pooling over the last two axes of `x` (PyTorch `F.avg_pool2d`), `Auto` variant.
-    pub fn avg_pool2d<T: AvgPoolElement, D: Dimension, X: Operand<T, D>>(
+    pub fn avg_pool2d<T: AvgPoolElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         p: AvgPool2d,
@@ -926,7 +926,7 @@ impl Gpu {
     }
 
     /// [`Gpu::avg_pool2d`] with a chosen rung of the ladder.
-    pub fn avg_pool2d_with<T: AvgPoolElement, D: Dimension, X: Operand<T, D>>(
+    pub fn avg_pool2d_with<T: AvgPoolElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         p: AvgPool2d,

@@ -28,7 +28,7 @@ use crate::abi::reduce::{
     VEC_LOADS_IN_FLIGHT, W128,
 };
 use crate::abi::reduce::{Max, MeanVar, Min, Sum, SumSq};
-use crate::array::DeviceInput;
+use crate::array::Operand;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
@@ -200,10 +200,10 @@ pub struct ReducePolicy {
 
 /// One prepared reduction launch: kernel, grid, the partials buffer and step 8's finish buffer
 /// (ticket or atomic limbs), reusable across inputs of the same length (the examples and the
-/// benchmark time [`ReduceLaunch::enqueue`] alone). [`ReduceLaunch::result`] returns the last
+/// benchmark time [`ReducePlan::enqueue`] alone). [`ReducePlan::result`] returns the last
 /// enqueued launch's result. The buffers are the plan's, so reductions on several streams never
 /// share a ticket; launches of one plan from two streams are ordered (see [`Gpu`]).
-pub struct ReduceLaunch<R: HostReducer> {
+pub struct ReducePlan<R: HostReducer> {
     step: ReduceStep,
     kernel: Arc<Kernel>,
     cfg: LaunchConfig,
@@ -218,9 +218,14 @@ pub struct ReduceLaunch<R: HostReducer> {
     parity: AtomicU32,
 }
 
-impl<R: HostReducer> ReduceLaunch<R> {
+impl<R: HostReducer> ReducePlan<R> {
+    /// Plans a reduction of `n ≥ 1` elements with `variant` (the default [`ReducePolicy`]).
+    pub fn new(gpu: &Gpu, n: usize, variant: ReduceVariant) -> Result<Self> {
+        Self::with_policy(gpu, n, variant, ReducePolicy::default())
+    }
+
     /// Plans a reduction of `n ≥ 1` elements with `variant` under `policy`.
-    pub fn new(gpu: &Gpu, n: usize, variant: ReduceVariant, policy: ReducePolicy) -> Result<Self> {
+    pub fn with_policy(gpu: &Gpu, n: usize, variant: ReduceVariant, policy: ReducePolicy) -> Result<Self> {
         if n == 0 {
             return Err(Error::InvalidArgument {
                 name: "n",
@@ -279,7 +284,7 @@ impl<R: HostReducer> ReduceLaunch<R> {
         // (partial_count covers exactly what the step writes).
         let partials = unsafe { gpu.stream().alloc::<R::Acc>(step.partial_count(grid)) }?;
         let finish = gpu.stream().alloc_zeros::<u64>(FINISH_WORDS)?;
-        Ok(ReduceLaunch {
+        Ok(ReducePlan {
             step,
             kernel,
             cfg,
@@ -293,6 +298,11 @@ impl<R: HostReducer> ReduceLaunch<R> {
     /// Blocks in the grid.
     pub fn grid(&self) -> u32 {
         self.cfg.grid_dim.0
+    }
+
+    /// The rung this plan runs (`Auto` resolved).
+    pub fn variant(&self) -> ReduceVariant {
+        ReduceVariant::ALL[self.step.index()]
     }
 
     /// Whether this launch's blocks meet through atomic limbs (step 8, more than one block, an
@@ -379,38 +389,22 @@ impl<R: HostReducer> ReduceLaunch<R> {
 
 impl Gpu {
     /// Reduces `x` with reducer `R`; `None` for empty input.
-    fn reduce_with<R: HostReducer>(
-        &self,
-        x: impl DeviceInput<R::In>,
-        variant: ReduceVariant,
-        policy: ReducePolicy,
-    ) -> Result<Option<R::Acc>> {
-        if x.is_empty() {
+    fn reduce<R: HostReducer, X: Operand<Elem = R::In>>(&self, x: X, variant: ReduceVariant) -> Result<Option<R::Acc>> {
+        let Some(input) = x.device(self)? else {
             return Ok(None);
-        }
-        let input = x.to_device(self)?;
-        let launch = ReduceLaunch::<R>::new(self, x.len(), variant, policy)?;
-        launch.enqueue(self, input.slice())?;
-        launch.result(self).map(Some)
+        };
+        let plan = ReducePlan::<R>::new(self, x.len(), variant)?;
+        plan.enqueue(self, input.slice())?;
+        plan.result(self).map(Some)
     }
 
     /// Σx with the `Auto` variant. See [`ReduceElement`] for the accumulator per type.
-    pub fn sum<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T::Sum> {
+    pub fn sum<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X) -> Result<T::Sum> {
         self.sum_with(x, ReduceVariant::Auto)
     }
 
-    /// Σx with a chosen ladder step.
-    pub fn sum_with<T: ReduceElement>(&self, x: impl DeviceInput<T>, variant: ReduceVariant) -> Result<T::Sum> {
-        self.sum_policy(x, variant, ReducePolicy::default())
-    }
-
-    /// Σx with a chosen step and launch policy.
-    pub fn sum_policy<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-        policy: ReducePolicy,
-    ) -> Result<T::Sum> {
+    /// Σx with a chosen rung of the ladder.
+    pub fn sum_with<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X, variant: ReduceVariant) -> Result<T::Sum> {
         if let Some(max) = T::SUM_EXACT_MAX_LEN
             && x.len() > max
         {
@@ -420,112 +414,71 @@ impl Gpu {
                 max,
             });
         }
-        let acc = self.reduce_with::<T::SumR>(x, variant, policy)?;
+        let acc = self.reduce::<T::SumR, X>(x, variant)?;
         Ok(T::sum_out(acc.unwrap_or_else(T::SumR::identity)))
     }
 
     /// Σx² with the `Auto` variant (integers exact: i32/u32 squares are summed in 128 bits).
-    pub fn sum_of_squares<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T::SumSq> {
+    pub fn sum_of_squares<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X) -> Result<T::SumSq> {
         self.sum_of_squares_with(x, ReduceVariant::Auto)
     }
 
-    /// Σx² with a chosen ladder step.
-    pub fn sum_of_squares_with<T: ReduceElement>(
+    /// Σx² with a chosen rung of the ladder.
+    pub fn sum_of_squares_with<T: ReduceElement, X: Operand<Elem = T>>(
         &self,
-        x: impl DeviceInput<T>,
+        x: X,
         variant: ReduceVariant,
     ) -> Result<T::SumSq> {
-        self.sum_of_squares_policy(x, variant, ReducePolicy::default())
-    }
-
-    /// Σx² with a chosen step and launch policy.
-    pub fn sum_of_squares_policy<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-        policy: ReducePolicy,
-    ) -> Result<T::SumSq> {
-        let acc = self.reduce_with::<T::SumSqR>(x, variant, policy)?;
+        let acc = self.reduce::<T::SumSqR, X>(x, variant)?;
         Ok(T::sumsq_out(acc.unwrap_or_else(T::SumSqR::identity)))
     }
 
     /// Smallest element (NaN if any element is NaN). [`Error::EmptyInput`] on empty input.
-    pub fn min<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T> {
+    pub fn min<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X) -> Result<T> {
         self.min_with(x, ReduceVariant::Auto)
     }
 
-    /// Smallest element with a chosen ladder step.
-    pub fn min_with<T: ReduceElement>(&self, x: impl DeviceInput<T>, variant: ReduceVariant) -> Result<T> {
-        self.min_policy(x, variant, ReducePolicy::default())
-    }
-
-    /// Smallest element with a chosen step and launch policy.
-    pub fn min_policy<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-        policy: ReducePolicy,
-    ) -> Result<T> {
-        self.reduce_with::<T::MinR>(x, variant, policy)?
+    /// Smallest element with a chosen rung of the ladder.
+    pub fn min_with<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X, variant: ReduceVariant) -> Result<T> {
+        self.reduce::<T::MinR, X>(x, variant)?
             .ok_or(Error::EmptyInput { op: "min" })
     }
 
     /// Largest element (NaN if any element is NaN). [`Error::EmptyInput`] on empty input.
-    pub fn max<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<T> {
+    pub fn max<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X) -> Result<T> {
         self.max_with(x, ReduceVariant::Auto)
     }
 
-    /// Largest element with a chosen ladder step.
-    pub fn max_with<T: ReduceElement>(&self, x: impl DeviceInput<T>, variant: ReduceVariant) -> Result<T> {
-        self.max_policy(x, variant, ReducePolicy::default())
-    }
-
-    /// Largest element with a chosen step and launch policy.
-    pub fn max_policy<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-        policy: ReducePolicy,
-    ) -> Result<T> {
-        self.reduce_with::<T::MaxR>(x, variant, policy)?
+    /// Largest element with a chosen rung of the ladder.
+    pub fn max_with<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X, variant: ReduceVariant) -> Result<T> {
+        self.reduce::<T::MaxR, X>(x, variant)?
             .ok_or(Error::EmptyInput { op: "max" })
     }
 
     /// Mean and population variance (divide by n) in one pass over the data.
     /// [`Error::EmptyInput`] on empty input.
-    pub fn mean_variance<T: ReduceElement>(&self, x: impl DeviceInput<T>) -> Result<MeanVariance> {
+    pub fn mean_variance<T: ReduceElement, X: Operand<Elem = T>>(&self, x: X) -> Result<MeanVariance> {
         self.mean_variance_with(x, ReduceVariant::Auto)
     }
 
-    /// Mean and population variance with a chosen ladder step.
-    pub fn mean_variance_with<T: ReduceElement>(
-        &self,
-        x: impl DeviceInput<T>,
-        variant: ReduceVariant,
-    ) -> Result<MeanVariance> {
-        self.mean_variance_policy(x, variant, ReducePolicy::default())
-    }
-
-    /// Mean and population variance with a chosen step and launch policy.
+    /// Mean and population variance with a chosen rung of the ladder.
     ///
     /// Technique: moments shifted by the first element `k` (`Σ(x−k)`, `Σ(x−k)²`), which keeps the
     /// one-pass formula accurate when the mean is large against the spread; integer moments are
     /// exact (128-bit), and for n ≤ 2^31 the variance numerator `n·Σd² − (Σd)²` is formed exactly.
-    pub fn mean_variance_policy<T: ReduceElement>(
+    pub fn mean_variance_with<T: ReduceElement, X: Operand<Elem = T>>(
         &self,
-        x: impl DeviceInput<T>,
+        x: X,
         variant: ReduceVariant,
-        policy: ReducePolicy,
     ) -> Result<MeanVariance> {
         let n = x.len();
-        if n == 0 {
+        let Some(input) = x.device(self)? else {
             return Err(Error::EmptyInput { op: "mean_variance" });
-        }
-        let input = x.to_device(self)?;
+        };
         let first = self.stream().clone_dtoh(&input.slice().slice(0..1))?[0];
-        let launch = ReduceLaunch::<T::MeanVarR>::new(self, n, variant, policy)?;
-        launch.enqueue(self, input.slice())?;
-        let m = launch.result(self)?;
+        let plan = ReducePlan::<T::MeanVarR>::new(self, n, variant)?;
+        plan.enqueue(self, input.slice())?;
+        let m = plan.result(self)?;
         Ok(T::moments_out(m, first, n))
     }
 }

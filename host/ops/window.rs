@@ -22,17 +22,18 @@
 //! `Border::Zero` (or on the padded one, then sliced).
 //!
 //! # Output types
-//! The caller picks the output type with the result's annotation; sums are exact in the kernels
-//! and rounded once on output (the accumulate-in-global rungs, as the tutorial, accumulate in the
-//! output type itself):
+//! Image outputs are floats `F` chosen by the caller ([`WindowFloat`]: `window_sum_sumsq::<f32, _>`,
+//! or the binding's annotation); the `_exact` ops return integer inputs' sums exactly
+//! ([`ExactElement`]). Sums are exact in the kernels and rounded once on output (the
+//! accumulate-in-global rungs, as the tutorial, accumulate in the output type itself):
 //!
-//! | input | exact sums `(Σx, Σx²)` | image outputs | mean / variance / std |
+//! | input | `_exact` sums `(Σx, Σx²)` | float outputs `F` | mean / variance / std |
 //! |---|---|---|---|
-//! | u8  | `(u32, u64)` (windows ≤ 16,843,009 samples) | `(f32, f32)`, `(f64, f64)` | f32, f64 |
-//! | u16 | `(u64, u64)` | `(f32, f32)`, `(f64, f64)` | f32, f64 |
-//! | i32 | `(i64, u128)` (windows ≤ 2^32 samples) | `(f32, f32)`, `(f64, f64)` | f32, f64 |
-//! | f32 | — (accumulated in f64) | `(f32, f32)`, `(f64, f64)` | f32, f64 |
-//! | f64 | — | `(f64, f64)` | f64 |
+//! | u8  | `(u32, u64)` (windows ≤ 16,843,009 samples) | f32, f64 | f32, f64 |
+//! | u16 | `(u64, u64)` | f32, f64 | f32, f64 |
+//! | i32 | `(i64, u128)` (windows ≤ 2^32 samples) | f32, f64 | f32, f64 |
+//! | f32 | — (accumulated in f64) | f32, f64 | f32, f64 |
+//! | f64 | — | f64 | f64 |
 //!
 //! ```no_run
 //! use gpuprims::{Border, Gpu};
@@ -41,10 +42,10 @@
 //! let gpu = Gpu::new()?;
 //! let img = Array2::from_shape_fn((480, 640), |(y, x)| ((x * 7 + y * 13) % 256) as u8);
 //! // The tutorial's row statistics as f32 images, and exactly:
-//! let (sum, sumsq): (Array2<f32>, Array2<f32>) = gpu.window_sum_sumsq(&img, 15, Border::Zero)?;
-//! let (exact, exact_sq): (Array2<u32>, Array2<u64>) = gpu.window_sum_sumsq(&img, 15, Border::Zero)?;
+//! let (sum, sumsq) = gpu.window_sum_sumsq::<f32, _>(&img, 15, Border::Zero)?;
+//! let (exact, exact_sq) = gpu.window_sum_sumsq_exact(&img, 15, Border::Zero)?; // u32, u64
 //! // Local statistics of 15 × 15 boxes:
-//! let (mean, var): (Array2<f32>, Array2<f32>) = gpu.local_mean_variance(&img, (15, 15), Border::Reflect)?;
+//! let (mean, var) = gpu.local_mean_variance::<f32, _>(&img, (15, 15), Border::Reflect)?;
 //! let interior = sum.slice(s![.., 7..640 - 7]);
 //! # let _ = (sumsq, exact, exact_sq, mean, var, interior);
 //! # Ok::<(), gpuprims::Error>(())
@@ -71,6 +72,7 @@
 //! run). The fused 2D variant on float input: [`Error::Unsupported`]. Empty input gives empty
 //! results.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -377,62 +379,50 @@ macro_rules! window_element {
 }
 window_element!(u8 => u8_exact, u16 => u16_exact, i32 => i32_exact, f32 => f32_f64, f64 => f64_f64);
 
-/// Output types `(sum, sum of squares)` that window sums of `T` can be written as (the table in
-/// the module docs). Chosen by annotating the result.
-pub trait SumsOutput<T>: sealed::Sealed<T> {
+/// The float type `F` (f32, f64) an input of type `T` can be summarized in: image outputs of
+/// the window sums and the local means, variances and deviations. Chosen by the caller
+/// (`window_sum_sumsq::<f32, _>`, or the binding's annotation).
+pub trait WindowFloat<T>: DeviceRepr + Clone {
     #[doc(hidden)]
+    const INSTANCE: WindowInstance;
+}
+
+/// An integer input whose window sums the `_exact` ops return in integers: u8 (`u32`, `u64`),
+/// u16 (`u64`, `u64`), i32 (`i64`, `u128`).
+pub trait ExactElement: WindowElement {
+    /// Type of an exact window sum.
     type Sum: DeviceRepr + Clone;
-    #[doc(hidden)]
+    /// Type of an exact window sum of squares.
     type SumSq: DeviceRepr + Clone;
-    #[doc(hidden)]
-    const INSTANCE: WindowInstance;
 }
 
-/// Output type of a box sum of `T` alone (the first element of a [`SumsOutput`] pair).
-pub trait SumOutput<T>: DeviceRepr + Clone {
-    #[doc(hidden)]
-    const INSTANCE: WindowInstance;
+macro_rules! float_outputs {
+    ($($t:ty: $($f:ty => $inst:ident),+;)*) => {$($(
+        impl WindowFloat<$t> for $f {
+            const INSTANCE: WindowInstance = WindowInstance::$inst;
+        }
+    )+)*};
+}
+float_outputs! {
+    u8: f32 => u8_f32, f64 => u8_f64;
+    u16: f32 => u16_f32, f64 => u16_f64;
+    i32: f32 => i32_f32, f64 => i32_f64;
+    f32: f32 => f32_f32, f64 => f32_f64;
+    f64: f64 => f64_f64;
 }
 
-/// Output type of local means, variances and deviations of `T` (f32, f64).
-pub trait MomentsOutput<T>: DeviceRepr + Clone {
-    #[doc(hidden)]
-    const INSTANCE: WindowInstance;
-}
-
-mod sealed {
-    pub trait Sealed<T> {}
-}
-
-macro_rules! outputs {
-    ($($t:ty: ($s:ty, $q:ty) => $inst:ident $(, moments $f:ty)?;)*) => {$(
-        impl sealed::Sealed<$t> for ($s, $q) {}
-        impl SumsOutput<$t> for ($s, $q) {
+macro_rules! exact_outputs {
+    ($($t:ty: ($s:ty, $q:ty);)*) => {$(
+        impl ExactElement for $t {
             type Sum = $s;
             type SumSq = $q;
-            const INSTANCE: WindowInstance = WindowInstance::$inst;
         }
-        impl SumOutput<$t> for $s {
-            const INSTANCE: WindowInstance = WindowInstance::$inst;
-        }
-        $(impl MomentsOutput<$t> for $f {
-            const INSTANCE: WindowInstance = WindowInstance::$inst;
-        })?
     )*};
 }
-outputs! {
-    u8: (f32, f32) => u8_f32, moments f32;
-    u8: (f64, f64) => u8_f64, moments f64;
-    u8: (u32, u64) => u8_exact;
-    u16: (f32, f32) => u16_f32, moments f32;
-    u16: (f64, f64) => u16_f64, moments f64;
-    u16: (u64, u64) => u16_exact;
-    i32: (f32, f32) => i32_f32, moments f32;
-    i32: (f64, f64) => i32_f64, moments f64;
-    i32: (i64, u128) => i32_exact;
-    f32: (f32, f32) => f32_f32, moments f32;
-    f32: (f64, f64) => f32_f64, moments f64;
-    f64: (f64, f64) => f64_f64, moments f64;
+exact_outputs! {
+    u8: (u32, u64);
+    u16: (u64, u64);
+    i32: (i64, u128);
 }
 
 /// `(mode, cval)` of `border` for elements `T`.
@@ -496,29 +486,15 @@ enum RowKernel {
 }
 
 /// A prepared row-window launch for `rows` rows of `n` samples: kernel, grid and arguments.
-/// Reusable across inputs of that shape (the examples and the bench time [`WindowPlan::enqueue`]).
-pub struct WindowPlan<T: WindowElement> {
-    instance: WindowInstance,
+/// Reusable across inputs of that shape; [`WindowPlan`] is its typed public face.
+pub(crate) struct RowPlan<T: WindowElement> {
     kernel: RowKernel,
     function: Arc<Kernel>,
     cfg: LaunchConfig,
     args: RowArgs<T>,
 }
 
-impl<T: WindowElement> WindowPlan<T> {
-    /// Plans window sums of `width` samples over `rows ≥ 1` rows of `n ≥ 1` samples, written as
-    /// the output pair `O`.
-    pub fn new<O: SumsOutput<T>>(
-        gpu: &Gpu,
-        rows: usize,
-        n: usize,
-        width: usize,
-        border: Border,
-        variant: WindowVariant,
-    ) -> Result<Self> {
-        Self::for_instance(gpu, O::INSTANCE, rows, n, width, border, variant)
-    }
-
+impl<T: WindowElement> RowPlan<T> {
     fn for_instance(
         gpu: &Gpu,
         instance: WindowInstance,
@@ -620,8 +596,7 @@ impl<T: WindowElement> WindowPlan<T> {
                 None => return Err(no_int_kernels(instance)),
             },
         };
-        Ok(WindowPlan {
-            instance,
+        Ok(RowPlan {
             kernel,
             function: gpu.kernel(id)?.clone(),
             cfg,
@@ -630,26 +605,16 @@ impl<T: WindowElement> WindowPlan<T> {
     }
 
     /// Blocks in the grid.
-    pub fn grid(&self) -> u32 {
+    fn grid(&self) -> u32 {
         self.cfg.grid_dim.0
     }
 
-    /// Enqueues the window sums of `x` into `sum` and `sumsq` (their first `rows · n` elements, C
-    /// order). Asynchronous.
-    pub fn enqueue<O: SumsOutput<T>>(
-        &self,
-        gpu: &Gpu,
-        x: &CudaSlice<T>,
-        sum: &mut CudaSlice<O::Sum>,
-        sumsq: &mut CudaSlice<O::SumSq>,
-    ) -> Result<()> {
-        if O::INSTANCE != self.instance {
-            return Err(Error::InvalidArgument {
-                name: "outputs",
-                reason: format!("the plan writes {:?}, not {:?}", self.instance, O::INSTANCE),
-            });
+    /// The rung this plan runs.
+    fn variant(&self) -> WindowVariant {
+        match self.kernel {
+            RowKernel::Table(k) => WindowVariant::ALL[k as usize],
+            RowKernel::Sliding => WindowVariant::RunningSum,
         }
-        self.launch(gpu, x, sum, Some(sumsq))
     }
 
     /// Launches into untyped outputs of the plan's instance (`sumsq = None`: the sum-only pass).
@@ -710,8 +675,7 @@ impl<T: WindowElement> WindowPlan<T> {
 
 /// A prepared 2D box launch over `planes` planes of `height × width`: one kernel (fused) or two
 /// (separable, with its device scratch). Reusable across inputs of that shape.
-pub struct BoxPlan<T: WindowElement> {
-    instance: WindowInstance,
+pub(crate) struct BoxPasses<T: WindowElement> {
     kind: BoxKind,
     variant: BoxVariant,
     args: BoxArgs<T>,
@@ -722,7 +686,7 @@ pub struct BoxPlan<T: WindowElement> {
     /// gathering twin), loaded at its first use.
     unaligned: Option<KernelId>,
     /// Separable: the row pass and the scratch (row sums; floats also the suffix sums).
-    rows: Option<(WindowPlan<T>, Scratch<T>)>,
+    rows: Option<(RowPlan<T>, Scratch<T>)>,
 }
 
 /// Device buffers of one accumulator pair per pixel.
@@ -736,9 +700,6 @@ struct Scratch<T: WindowIn> {
     rows: AccBuffers<T>,
     suffix: Option<AccBuffers<T>>,
 }
-
-/// The outputs of one box launch: the first, and the second for the two-output kinds.
-type BoxOutputs<U0, U1, D> = (DeviceArray<U0, D>, Option<DeviceArray<U1, D>>);
 
 /// Output rows per thread of the integer column pass: enough that the `h` reads starting each
 /// strip are amortized (`h + 2·strip` reads for `strip` outputs), at least 64.
@@ -850,7 +811,7 @@ const WARP_AUTO_MIN_WIDTH: u64 = 31;
 /// per thread and row; the separable variant's cost does not grow with the window).
 const FUSED_AUTO_MAX_WIDTH: u64 = 64;
 
-impl<T: WindowElement> BoxPlan<T> {
+impl<T: WindowElement> BoxPasses<T> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         gpu: &Gpu,
@@ -1025,7 +986,7 @@ impl<T: WindowElement> BoxPlan<T> {
                 block_dim: (WINDOW_BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             };
-            let row_plan = WindowPlan::for_instance(
+            let row_plan = RowPlan::for_instance(
                 gpu,
                 T::ACC_INSTANCE,
                 planes * height,
@@ -1057,8 +1018,7 @@ impl<T: WindowElement> BoxPlan<T> {
         let unaligned = (variant == BoxVariant::StreamRows && stream_fast)
             .then(|| kernels.one_pass(instance, variant, w, false))
             .transpose()?;
-        Ok(BoxPlan {
-            instance,
+        Ok(BoxPasses {
             kind,
             variant,
             args,
@@ -1164,83 +1124,109 @@ impl<T: WindowElement> BoxPlan<T> {
 
 impl Gpu {
     /// Window sums and sums of squares of `width` samples along the last axis of `x` (leading
-    /// axes are a batch), `Auto` variant. Annotate the result to pick the output types (module
-    /// docs).
-    pub fn window_sum_sumsq<T, S, Q, D, X>(
-        &self,
-        x: X,
-        width: usize,
-        border: Border,
-    ) -> Result<(X::Output<S>, X::Output<Q>)>
+    /// axes are a batch) as two images of floats `F` (f32 or f64: `window_sum_sumsq::<f32, _>`,
+    /// or from the binding), `Auto` variant. Exact integer sums: [`Gpu::window_sum_sumsq_exact`].
+    pub fn window_sum_sumsq<F, X>(&self, x: X, width: usize, border: Border) -> Result<(X::Output<F>, X::Output<F>)>
     where
-        T: WindowElement,
-        S: DeviceRepr + Clone,
-        Q: DeviceRepr + Clone,
-        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
         self.window_sum_sumsq_with(x, width, border, WindowVariant::Auto)
     }
 
     /// [`Gpu::window_sum_sumsq`] with a chosen rung of the ladder.
-    pub fn window_sum_sumsq_with<T, S, Q, D, X>(
+    pub fn window_sum_sumsq_with<F, X>(
         &self,
         x: X,
         width: usize,
         border: Border,
         variant: WindowVariant,
+    ) -> Result<(X::Output<F>, X::Output<F>)>
+    where
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
+    {
+        self.row_sums::<F, F, X>(x, F::INSTANCE, width, border, variant)
+    }
+
+    /// Window sums and sums of squares of an integer `x`, exact (module docs: the types and the
+    /// longest windows), `Auto` variant.
+    #[allow(clippy::type_complexity)]
+    pub fn window_sum_sumsq_exact<T: ExactElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        width: usize,
+        border: Border,
+    ) -> Result<(X::Output<T::Sum>, X::Output<T::SumSq>)> {
+        self.window_sum_sumsq_exact_with(x, width, border, WindowVariant::Auto)
+    }
+
+    /// [`Gpu::window_sum_sumsq_exact`] with a chosen rung of the ladder.
+    #[allow(clippy::type_complexity)]
+    pub fn window_sum_sumsq_exact_with<T: ExactElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
+    ) -> Result<(X::Output<T::Sum>, X::Output<T::SumSq>)> {
+        self.row_sums::<T::Sum, T::SumSq, X>(x, T::ACC_INSTANCE, width, border, variant)
+    }
+
+    /// Runs the row sums of `instance` (outputs `S`, `Q`) over `x` into fresh outputs.
+    fn row_sums<S, Q, X>(
+        &self,
+        x: X,
+        instance: WindowInstance,
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
     ) -> Result<(X::Output<S>, X::Output<Q>)>
     where
-        T: WindowElement,
+        X: Operand<Elem: WindowElement>,
         S: DeviceRepr + Clone,
         Q: DeviceRepr + Clone,
-        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
-        D: Dimension,
-        X: Operand<T, D>,
     {
         let dim = x.dims();
         let (rows, n) = rows_and_len(dim.slice())?;
         check_side("width", width)?;
-        let mut sum = DeviceArray::<S, D>::uninit(self, dim.clone())?;
-        let mut sumsq = DeviceArray::<Q, D>::uninit(self, dim)?;
+        let mut sum = DeviceArray::<S, X::Dim>::uninit(self, dim.clone())?;
+        let mut sumsq = DeviceArray::<Q, X::Dim>::uninit(self, dim)?;
         if let Some(input) = x.device(self)? {
-            let plan = WindowPlan::<T>::new::<(S, Q)>(self, rows, n, width, border, variant)?;
-            plan.enqueue::<(S, Q)>(self, input.slice(), sum.as_mut_slice(), sumsq.as_mut_slice())?;
+            let plan = RowPlan::<X::Elem>::for_instance(self, instance, rows, n, width, border, variant)?;
+            plan.launch(self, input.slice(), sum.as_mut_slice(), Some(sumsq.as_mut_slice()))?;
         }
         Ok((X::finish(self, sum)?, X::finish(self, sumsq)?))
     }
 
     /// Runs a box plan of `kind` over `x` into fresh outputs.
     #[allow(clippy::too_many_arguments)]
-    fn run_box<T, U0, U1, D, X>(
+    fn run_box<U0, U1, X>(
         &self,
-        x: &X,
+        x: X,
         instance: WindowInstance,
         kind: BoxKind,
         window: (usize, usize),
         border: Border,
         variant: BoxVariant,
-    ) -> Result<BoxOutputs<U0, U1, D>>
+    ) -> Result<(X::Output<U0>, Option<X::Output<U1>>)>
     where
-        T: WindowElement,
+        X: Operand<Elem: WindowElement>,
         U0: DeviceRepr + Clone,
         U1: DeviceRepr + Clone,
-        D: Dimension,
-        X: Operand<T, D>,
     {
         let dim = x.dims();
         let shape = planes_and_size(dim.slice())?;
         check_side("window height", window.0)?;
         check_side("window width", window.1)?;
-        let mut o0 = DeviceArray::<U0, D>::uninit(self, dim.clone())?;
+        let mut o0 = DeviceArray::<U0, X::Dim>::uninit(self, dim.clone())?;
         let mut o1 = if kind.two_outputs() {
-            Some(DeviceArray::<U1, D>::uninit(self, dim)?)
+            Some(DeviceArray::<U1, X::Dim>::uninit(self, dim)?)
         } else {
             None
         };
         if let Some(input) = x.device(self)? {
-            let mut plan = BoxPlan::<T>::new(self, instance, kind, shape, window, border, variant)?;
+            let mut plan = BoxPasses::<X::Elem>::new(self, instance, kind, shape, window, border, variant)?;
             plan.enqueue(
                 self,
                 input.slice(),
@@ -1248,98 +1234,117 @@ impl Gpu {
                 o1.as_mut().map(|o| o.as_mut_slice()),
             )?;
         }
-        Ok((o0, o1))
+        Ok((X::finish(self, o0)?, o1.map(|o| X::finish(self, o)).transpose()?))
     }
 
-    /// Sums over `(h, w)` boxes of the last two axes of `x` (leading axes are a batch of planes),
-    /// `Auto` variant. Annotate the result to pick the output type (module docs).
-    pub fn box_sum<T, S, D, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<S>>
+    /// Sums over `(h, w)` boxes of the last two axes of `x` (leading axes are a batch of planes)
+    /// as floats `F`, `Auto` variant. Exact integer sums: [`Gpu::box_sum_exact`].
+    pub fn box_sum<F, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<F>>
     where
-        T: WindowElement,
-        S: SumOutput<T>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
         self.box_sum_with(x, window, border, BoxVariant::Auto)
     }
 
-    /// [`Gpu::box_sum`] with a chosen variant.
-    pub fn box_sum_with<T, S, D, X>(
+    /// [`Gpu::box_sum`] with a chosen rung of the ladder.
+    pub fn box_sum_with<F, X>(&self, x: X, window: (usize, usize), border: Border, variant: BoxVariant) -> Result<X::Output<F>>
+    where
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
+    {
+        Ok(self.run_box::<F, F, X>(x, F::INSTANCE, BoxKind::Sum, window, border, variant)?.0)
+    }
+
+    /// Exact sums over `(h, w)` boxes of an integer `x`, `Auto` variant.
+    pub fn box_sum_exact<T: ExactElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<X::Output<T::Sum>> {
+        self.box_sum_exact_with(x, window, border, BoxVariant::Auto)
+    }
+
+    /// [`Gpu::box_sum_exact`] with a chosen rung of the ladder.
+    pub fn box_sum_exact_with<T: ExactElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         window: (usize, usize),
         border: Border,
         variant: BoxVariant,
-    ) -> Result<X::Output<S>>
-    where
-        T: WindowElement,
-        S: SumOutput<T>,
-        D: Dimension,
-        X: Operand<T, D>,
-    {
-        let (o0, _) = self.run_box::<T, S, S, D, X>(&x, S::INSTANCE, BoxKind::Sum, window, border, variant)?;
-        X::finish(self, o0)
+    ) -> Result<X::Output<T::Sum>> {
+        let kind = BoxKind::Sum;
+        Ok(self.run_box::<T::Sum, T::Sum, X>(x, T::ACC_INSTANCE, kind, window, border, variant)?.0)
     }
 
-    /// Sums and sums of squares over `(h, w)` boxes of the last two axes, `Auto` variant.
-    pub fn box_sum_sumsq<T, S, Q, D, X>(
-        &self,
-        x: X,
-        window: (usize, usize),
-        border: Border,
-    ) -> Result<(X::Output<S>, X::Output<Q>)>
+    /// Sums and sums of squares over `(h, w)` boxes of the last two axes as floats `F`, `Auto`.
+    pub fn box_sum_sumsq<F, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<(X::Output<F>, X::Output<F>)>
     where
-        T: WindowElement,
-        S: DeviceRepr + Clone,
-        Q: DeviceRepr + Clone,
-        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
         self.box_sum_sumsq_with(x, window, border, BoxVariant::Auto)
     }
 
-    /// [`Gpu::box_sum_sumsq`] with a chosen variant.
-    pub fn box_sum_sumsq_with<T, S, Q, D, X>(
+    /// [`Gpu::box_sum_sumsq`] with a chosen rung of the ladder.
+    pub fn box_sum_sumsq_with<F, X>(
         &self,
         x: X,
         window: (usize, usize),
         border: Border,
         variant: BoxVariant,
-    ) -> Result<(X::Output<S>, X::Output<Q>)>
+    ) -> Result<(X::Output<F>, X::Output<F>)>
     where
-        T: WindowElement,
-        S: DeviceRepr + Clone,
-        Q: DeviceRepr + Clone,
-        (S, Q): SumsOutput<T, Sum = S, SumSq = Q>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
-        let instance = <(S, Q) as SumsOutput<T>>::INSTANCE;
-        let (o0, o1) = self.run_box::<T, S, Q, D, X>(&x, instance, BoxKind::SumSumSq, window, border, variant)?;
-        let o1 = o1.expect("two-output kind");
-        Ok((X::finish(self, o0)?, X::finish(self, o1)?))
+        let (o0, o1) = self.run_box::<F, F, X>(x, F::INSTANCE, BoxKind::SumSumSq, window, border, variant)?;
+        Ok((o0, o1.expect("two-output kind")))
+    }
+
+    /// Exact sums and sums of squares over `(h, w)` boxes of an integer `x`, `Auto` variant.
+    #[allow(clippy::type_complexity)]
+    pub fn box_sum_sumsq_exact<T: ExactElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<(X::Output<T::Sum>, X::Output<T::SumSq>)> {
+        self.box_sum_sumsq_exact_with(x, window, border, BoxVariant::Auto)
+    }
+
+    /// [`Gpu::box_sum_sumsq_exact`] with a chosen rung of the ladder.
+    #[allow(clippy::type_complexity)]
+    pub fn box_sum_sumsq_exact_with<T: ExactElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<(X::Output<T::Sum>, X::Output<T::SumSq>)> {
+        let kind = BoxKind::SumSumSq;
+        let (o0, o1) = self.run_box::<T::Sum, T::SumSq, X>(x, T::ACC_INSTANCE, kind, window, border, variant)?;
+        Ok((o0, o1.expect("two-output kind")))
     }
 
     /// Local mean and population variance over `(h, w)` boxes of the last two axes (variance
-    /// clamped at 0), `Auto` variant. Annotate the result: f32 or f64.
-    pub fn local_mean_variance<T, F, D, X>(
+    /// clamped at 0) as floats `F`, `Auto` variant.
+    pub fn local_mean_variance<F, X>(
         &self,
         x: X,
         window: (usize, usize),
         border: Border,
     ) -> Result<(X::Output<F>, X::Output<F>)>
     where
-        T: WindowElement,
-        F: MomentsOutput<T>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
         self.local_mean_variance_with(x, window, border, BoxVariant::Auto)
     }
 
-    /// [`Gpu::local_mean_variance`] with a chosen variant.
-    pub fn local_mean_variance_with<T, F, D, X>(
+    /// [`Gpu::local_mean_variance`] with a chosen rung of the ladder.
+    pub fn local_mean_variance_with<F, X>(
         &self,
         x: X,
         window: (usize, usize),
@@ -1347,84 +1352,105 @@ impl Gpu {
         variant: BoxVariant,
     ) -> Result<(X::Output<F>, X::Output<F>)>
     where
-        T: WindowElement,
-        F: MomentsOutput<T>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
-        let (o0, o1) = self.run_box::<T, F, F, D, X>(&x, F::INSTANCE, BoxKind::MeanVar, window, border, variant)?;
-        let o1 = o1.expect("two-output kind");
-        Ok((X::finish(self, o0)?, X::finish(self, o1)?))
+        let (o0, o1) = self.run_box::<F, F, X>(x, F::INSTANCE, BoxKind::MeanVar, window, border, variant)?;
+        Ok((o0, o1.expect("two-output kind")))
     }
 
-    /// Local standard deviation (population) over `(h, w)` boxes of the last two axes, `Auto`.
-    pub fn local_std<T, F, D, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<F>>
+    /// Local standard deviation (population) over `(h, w)` boxes of the last two axes as floats
+    /// `F`, `Auto` variant.
+    pub fn local_std<F, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<X::Output<F>>
     where
-        T: WindowElement,
-        F: MomentsOutput<T>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
         self.local_std_with(x, window, border, BoxVariant::Auto)
     }
 
-    /// [`Gpu::local_std`] with a chosen variant.
-    pub fn local_std_with<T, F, D, X>(
-        &self,
-        x: X,
-        window: (usize, usize),
-        border: Border,
-        variant: BoxVariant,
-    ) -> Result<X::Output<F>>
+    /// [`Gpu::local_std`] with a chosen rung of the ladder.
+    pub fn local_std_with<F, X>(&self, x: X, window: (usize, usize), border: Border, variant: BoxVariant) -> Result<X::Output<F>>
     where
-        T: WindowElement,
-        F: MomentsOutput<T>,
-        D: Dimension,
-        X: Operand<T, D>,
+        X: Operand<Elem: WindowElement>,
+        F: WindowFloat<X::Elem>,
     {
-        let (o0, _) = self.run_box::<T, F, F, D, X>(&x, F::INSTANCE, BoxKind::Std, window, border, variant)?;
-        X::finish(self, o0)
+        Ok(self.run_box::<F, F, X>(x, F::INSTANCE, BoxKind::Std, window, border, variant)?.0)
     }
 }
 
-/// A reusable 2D box launch for timing: the plan plus its kind's output types.
-pub struct BoxLaunch<T: WindowElement> {
-    plan: BoxPlan<T>,
+/// A prepared row-window launch — sums and sums of squares of `width` samples along rows —
+/// writing `S` and `Q` outputs: `(F, F)` for a [`WindowFloat`] `F` ([`WindowPlan::new`]), or the
+/// exact pair of an [`ExactElement`] ([`WindowPlan::exact`]). Reusable across inputs of its
+/// shape (the examples and the bench time [`WindowPlan::enqueue`] alone).
+pub struct WindowPlan<T: WindowElement, S, Q> {
+    row: RowPlan<T>,
+    _out: PhantomData<fn() -> (S, Q)>,
 }
 
-impl<T: WindowElement> BoxLaunch<T> {
-    /// Plans local mean and variance (`F` outputs) over `(h, w)` boxes of `planes` planes.
-    pub fn mean_variance<F: MomentsOutput<T>>(
+impl<T: WindowElement, F: WindowFloat<T>> WindowPlan<T, F, F> {
+    /// Plans window sums of `width` samples over `rows ≥ 1` rows of `n ≥ 1` samples, as floats.
+    pub fn new(gpu: &Gpu, (rows, n): (usize, usize), width: usize, border: Border, variant: WindowVariant) -> Result<Self> {
+        let row = RowPlan::for_instance(gpu, F::INSTANCE, rows, n, width, border, variant)?;
+        Ok(WindowPlan { row, _out: PhantomData })
+    }
+}
+
+impl<T: ExactElement> WindowPlan<T, T::Sum, T::SumSq> {
+    /// Plans exact window sums of `width` samples over `rows ≥ 1` rows of `n ≥ 1` samples.
+    pub fn exact(gpu: &Gpu, (rows, n): (usize, usize), width: usize, border: Border, variant: WindowVariant) -> Result<Self> {
+        let row = RowPlan::for_instance(gpu, T::ACC_INSTANCE, rows, n, width, border, variant)?;
+        Ok(WindowPlan { row, _out: PhantomData })
+    }
+}
+
+impl<T: WindowElement, S: DeviceRepr, Q: DeviceRepr> WindowPlan<T, S, Q> {
+    /// The rung this plan runs (`Auto` resolved).
+    pub fn variant(&self) -> WindowVariant {
+        self.row.variant()
+    }
+
+    /// Blocks in the grid.
+    pub fn grid(&self) -> u32 {
+        self.row.grid()
+    }
+
+    /// Enqueues the window sums of `x` into `sum` and `sumsq` (their first `rows · n` elements,
+    /// C order). Asynchronous.
+    pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<T>, sum: &mut CudaSlice<S>, sumsq: &mut CudaSlice<Q>) -> Result<()> {
+        self.row.launch(gpu, x, sum, Some(sumsq))
+    }
+}
+
+/// A prepared local mean and variance launch over `(h, w)` boxes of `planes` planes of
+/// `height × width`, writing `F` outputs: one fused kernel or the separable passes with their
+/// scratch (the variant decides). Reusable across inputs of its shape.
+pub struct BoxPlan<T: WindowElement, F> {
+    passes: BoxPasses<T>,
+    _out: PhantomData<fn() -> F>,
+}
+
+impl<T: WindowElement, F: WindowFloat<T>> BoxPlan<T, F> {
+    /// Plans local mean and variance of `(h, w)` boxes over `(planes, height, width)`.
+    pub fn new(
         gpu: &Gpu,
         shape: (usize, usize, usize),
         window: (usize, usize),
         border: Border,
         variant: BoxVariant,
     ) -> Result<Self> {
-        let plan = BoxPlan::new(gpu, F::INSTANCE, BoxKind::MeanVar, shape, window, border, variant)?;
-        Ok(BoxLaunch { plan })
+        let passes = BoxPasses::new(gpu, F::INSTANCE, BoxKind::MeanVar, shape, window, border, variant)?;
+        Ok(BoxPlan { passes, _out: PhantomData })
     }
 
-    /// The variant the plan runs.
+    /// The rung this plan runs (`Auto` resolved).
     pub fn variant(&self) -> BoxVariant {
-        self.plan.variant()
+        self.passes.variant()
     }
 
     /// Enqueues mean and variance of `x` into `mean` and `var`. Asynchronous.
-    pub fn enqueue<F: MomentsOutput<T>>(
-        &mut self,
-        gpu: &Gpu,
-        x: &CudaSlice<T>,
-        mean: &mut CudaSlice<F>,
-        var: &mut CudaSlice<F>,
-    ) -> Result<()> {
-        if F::INSTANCE != self.plan.instance {
-            return Err(Error::InvalidArgument {
-                name: "outputs",
-                reason: format!("the plan writes {:?}, not {:?}", self.plan.instance, F::INSTANCE),
-            });
-        }
-        self.plan.enqueue(gpu, x, mean, Some(var))
+    pub fn enqueue(&mut self, gpu: &Gpu, x: &CudaSlice<T>, mean: &mut CudaSlice<F>, var: &mut CudaSlice<F>) -> Result<()> {
+        self.passes.enqueue(gpu, x, mean, Some(var))
     }
 }
 
