@@ -66,9 +66,7 @@ pub use ops::filter2d::{
 };
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePlan, ReducePolicy, ReduceVariant};
-pub use ops::window::{
-    BoxPlan, BoxVariant, ExactElement, WindowElement, WindowFloat, WindowPlan, WindowVariant,
-};
+pub use ops::window::{BoxPlan, BoxVariant, ExactElement, WindowElement, WindowFloat, WindowPlan, WindowVariant};
 pub use pinned::PinnedArray;
 pub use timing::{LaunchFloor, TimedAs, Timing};
 

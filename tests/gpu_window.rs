@@ -597,8 +597,7 @@ fn stream_rows_every_width(gpu: &Gpu, border: Border) -> Result<(), Failed> {
         for win_w in 1..=17 {
             for win_h in [1, 4, 15, h + 3] {
                 let window = (win_h, win_w);
-                let plan =
-                    BoxPlan::<u8, f32>::new(gpu, (planes, h, w), window, border, BoxVariant::Auto)?;
+                let plan = BoxPlan::<u8, f32>::new(gpu, (planes, h, w), window, border, BoxVariant::Auto)?;
                 if plan.variant() != BoxVariant::StreamRows {
                     return Err(format!("Auto runs {} for {window:?} on {w} columns", plan.variant().name()).into());
                 }
@@ -632,8 +631,7 @@ fn stream_rows_unaligned(gpu: &Gpu) -> Result<(), Failed> {
     let stream = gpu.stream();
     let err = |e: cudarc::driver::DriverError| Failed::from(e.to_string());
     for window in [(7, 15), (15, 3)] {
-        let mut plan =
-            BoxPlan::<u8, f32>::new(gpu, (1, h, w), window, Border::Reflect, BoxVariant::Auto)?;
+        let mut plan = BoxPlan::<u8, f32>::new(gpu, (1, h, w), window, Border::Reflect, BoxVariant::Auto)?;
         if plan.variant() != BoxVariant::StreamRows {
             return Err(format!("Auto runs {} on {w} columns", plan.variant().name()).into());
         }

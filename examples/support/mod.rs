@@ -14,9 +14,9 @@ use gpuprims::cpu::pool as cpupool;
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::cpu::window::{self as cpuw, OracleElement};
 use gpuprims::{
-    Border, BoxPlan, BoxVariant, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Filter2dPlan, Gpu,
-    PoolElement, PoolPlan, PoolShape, PoolVariant, ReducePlan, ReduceVariant, Result, WindowFloat,
-    WindowElement, WindowPlan, WindowVariant,
+    Border, BoxPlan, BoxVariant, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Filter2dPlan, Gpu, PoolElement,
+    PoolPlan, PoolShape, PoolVariant, ReducePlan, ReduceVariant, Result, WindowElement, WindowFloat, WindowPlan,
+    WindowVariant,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -529,8 +529,7 @@ where
     let mut rows = Vec::new();
     for variant in BoxVariant::ALL.into_iter().chain([BoxVariant::Auto]) {
         // Variants that do not take this box or type (documented refusals) have no row.
-        let mut launch = match BoxPlan::<T, f32>::new(gpu, (1, shape.0, shape.1), window, border, variant)
-        {
+        let mut launch = match BoxPlan::<T, f32>::new(gpu, (1, shape.0, shape.1), window, border, variant) {
             Ok(l) => l,
             Err(gpuprims::Error::WindowTooLarge { .. } | gpuprims::Error::Unsupported { .. }) => continue,
             Err(e) => return Err(e),

@@ -487,7 +487,12 @@ impl Gpu {
 
     /// Correlation of every row of `x` with `taps` anchored at `taps.len() / 2` (the tutorial's
     /// and PyTorch's "convolution"; scipy `correlate1d`), `Auto` variant.
-    pub fn conv1d<T: Conv1dElement, X: Operand<Elem = T>>(&self, x: X, taps: &[T], border: Border) -> Result<X::Output<T>> {
+    pub fn conv1d<T: Conv1dElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        taps: &[T],
+        border: Border,
+    ) -> Result<X::Output<T>> {
         self.conv1d_with(x, taps, border, Conv1dVariant::Auto)
     }
 

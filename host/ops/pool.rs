@@ -917,11 +917,7 @@ impl Gpu {
     }
 
     /// Average pooling over the last two axes of `x` (PyTorch `F.avg_pool2d`), `Auto` variant.
-    pub fn avg_pool2d<T: AvgPoolElement, X: Operand<Elem = T>>(
-        &self,
-        x: X,
-        p: AvgPool2d,
-    ) -> Result<X::Output<T>> {
+    pub fn avg_pool2d<T: AvgPoolElement, X: Operand<Elem = T>>(&self, x: X, p: AvgPool2d) -> Result<X::Output<T>> {
         self.avg_pool2d_with(x, p, PoolVariant::Auto)
     }
 

@@ -1248,12 +1248,20 @@ impl Gpu {
     }
 
     /// [`Gpu::box_sum`] with a chosen rung of the ladder.
-    pub fn box_sum_with<F, X>(&self, x: X, window: (usize, usize), border: Border, variant: BoxVariant) -> Result<X::Output<F>>
+    pub fn box_sum_with<F, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<X::Output<F>>
     where
         X: Operand<Elem: WindowElement>,
         F: WindowFloat<X::Elem>,
     {
-        Ok(self.run_box::<F, F, X>(x, F::INSTANCE, BoxKind::Sum, window, border, variant)?.0)
+        Ok(self
+            .run_box::<F, F, X>(x, F::INSTANCE, BoxKind::Sum, window, border, variant)?
+            .0)
     }
 
     /// Exact sums over `(h, w)` boxes of an integer `x`, `Auto` variant.
@@ -1275,11 +1283,18 @@ impl Gpu {
         variant: BoxVariant,
     ) -> Result<X::Output<T::Sum>> {
         let kind = BoxKind::Sum;
-        Ok(self.run_box::<T::Sum, T::Sum, X>(x, T::ACC_INSTANCE, kind, window, border, variant)?.0)
+        Ok(self
+            .run_box::<T::Sum, T::Sum, X>(x, T::ACC_INSTANCE, kind, window, border, variant)?
+            .0)
     }
 
     /// Sums and sums of squares over `(h, w)` boxes of the last two axes as floats `F`, `Auto`.
-    pub fn box_sum_sumsq<F, X>(&self, x: X, window: (usize, usize), border: Border) -> Result<(X::Output<F>, X::Output<F>)>
+    pub fn box_sum_sumsq<F, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+    ) -> Result<(X::Output<F>, X::Output<F>)>
     where
         X: Operand<Elem: WindowElement>,
         F: WindowFloat<X::Elem>,
@@ -1370,12 +1385,20 @@ impl Gpu {
     }
 
     /// [`Gpu::local_std`] with a chosen rung of the ladder.
-    pub fn local_std_with<F, X>(&self, x: X, window: (usize, usize), border: Border, variant: BoxVariant) -> Result<X::Output<F>>
+    pub fn local_std_with<F, X>(
+        &self,
+        x: X,
+        window: (usize, usize),
+        border: Border,
+        variant: BoxVariant,
+    ) -> Result<X::Output<F>>
     where
         X: Operand<Elem: WindowElement>,
         F: WindowFloat<X::Elem>,
     {
-        Ok(self.run_box::<F, F, X>(x, F::INSTANCE, BoxKind::Std, window, border, variant)?.0)
+        Ok(self
+            .run_box::<F, F, X>(x, F::INSTANCE, BoxKind::Std, window, border, variant)?
+            .0)
     }
 }
 
@@ -1390,7 +1413,13 @@ pub struct WindowPlan<T: WindowElement, S, Q> {
 
 impl<T: WindowElement, F: WindowFloat<T>> WindowPlan<T, F, F> {
     /// Plans window sums of `width` samples over `rows ≥ 1` rows of `n ≥ 1` samples, as floats.
-    pub fn new(gpu: &Gpu, (rows, n): (usize, usize), width: usize, border: Border, variant: WindowVariant) -> Result<Self> {
+    pub fn new(
+        gpu: &Gpu,
+        (rows, n): (usize, usize),
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
+    ) -> Result<Self> {
         let row = RowPlan::for_instance(gpu, F::INSTANCE, rows, n, width, border, variant)?;
         Ok(WindowPlan { row, _out: PhantomData })
     }
@@ -1398,7 +1427,13 @@ impl<T: WindowElement, F: WindowFloat<T>> WindowPlan<T, F, F> {
 
 impl<T: ExactElement> WindowPlan<T, T::Sum, T::SumSq> {
     /// Plans exact window sums of `width` samples over `rows ≥ 1` rows of `n ≥ 1` samples.
-    pub fn exact(gpu: &Gpu, (rows, n): (usize, usize), width: usize, border: Border, variant: WindowVariant) -> Result<Self> {
+    pub fn exact(
+        gpu: &Gpu,
+        (rows, n): (usize, usize),
+        width: usize,
+        border: Border,
+        variant: WindowVariant,
+    ) -> Result<Self> {
         let row = RowPlan::for_instance(gpu, T::ACC_INSTANCE, rows, n, width, border, variant)?;
         Ok(WindowPlan { row, _out: PhantomData })
     }
@@ -1440,7 +1475,10 @@ impl<T: WindowElement, F: WindowFloat<T>> BoxPlan<T, F> {
         variant: BoxVariant,
     ) -> Result<Self> {
         let passes = BoxPasses::new(gpu, F::INSTANCE, BoxKind::MeanVar, shape, window, border, variant)?;
-        Ok(BoxPlan { passes, _out: PhantomData })
+        Ok(BoxPlan {
+            passes,
+            _out: PhantomData,
+        })
     }
 
     /// The rung this plan runs (`Auto` resolved).
@@ -1449,7 +1487,13 @@ impl<T: WindowElement, F: WindowFloat<T>> BoxPlan<T, F> {
     }
 
     /// Enqueues mean and variance of `x` into `mean` and `var`. Asynchronous.
-    pub fn enqueue(&mut self, gpu: &Gpu, x: &CudaSlice<T>, mean: &mut CudaSlice<F>, var: &mut CudaSlice<F>) -> Result<()> {
+    pub fn enqueue(
+        &mut self,
+        gpu: &Gpu,
+        x: &CudaSlice<T>,
+        mean: &mut CudaSlice<F>,
+        var: &mut CudaSlice<F>,
+    ) -> Result<()> {
         self.passes.enqueue(gpu, x, mean, Some(var))
     }
 }

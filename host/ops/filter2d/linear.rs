@@ -1,0 +1,299 @@
+//! Linear plans: the 3 × 3 Gaussian, Sobel, 2D correlation and separable passes, with their
+//! taps (scipy's Gaussian taps and symmetry codes).
+
+use super::*;
+
+impl<T: Filter2dElement> Filter2dPlan<T, T> {
+    /// Plans [`Gpu::gaussian3x3`].
+    pub fn gaussian3x3(gpu: &Gpu, shape: Filter2dShape, border: Border, variant: Filter2dVariant) -> Result<Self> {
+        let taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
+        let k = gpu.family::<Filter2dKernels>()?;
+        let (linear, fixed) = (&k.linear[T::GAUSS_LINEAR as usize], k.fixed3[T::GAUSS_FIXED as usize]);
+        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, (fixed, WordTile::gauss))
+    }
+
+    /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
+    pub fn separable(gpu: &Gpu, s: Filter2dShape, ky: &[f64], kx: &[f64], border: Border) -> Result<Self> {
+        check_shape(s)?;
+        for (name, k) in [("ky", ky), ("kx", kx)] {
+            if k.is_empty() {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: "a 1D kernel needs at least one tap".into(),
+                });
+            }
+            if let Some(t) = k.iter().find(|t| !t.is_finite()) {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!("taps must be finite, got {t}"),
+                });
+            }
+        }
+        let taps = ky.len() + kx.len();
+        if taps * 8 > crate::abi::CONSTANT_BANK_BYTES {
+            return Err(Error::TooManyTaps {
+                taps,
+                max: crate::abi::CONSTANT_BANK_BYTES / 8,
+            });
+        }
+        check_window((ky.len(), kx.len()))?;
+        let bytes: Vec<u8> = ky.iter().chain(kx).flat_map(|t| t.to_le_bytes()).collect();
+        let fs = &gpu.family::<Filter2dKernels>()?.passes[T::PASS as usize];
+        let base = args::<T>(s, (ky.len(), kx.len()), (ky.len() / 2, kx.len() / 2), border);
+        let grid = cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0);
+        let mut cols = base;
+        cols.shift = symmetry(ky);
+        let mut rows = base;
+        rows.tap_offset = (ky.len() * 8) as u32;
+        rows.shift = symmetry(kx);
+        let stages = vec![
+            Stage {
+                func: gpu.kernel(fs[0])?.clone(),
+                cfg: grid,
+                args: cols,
+                from: Buf::Input,
+                to: Buf::Scratch,
+                unaligned: None,
+            },
+            Stage {
+                func: gpu.kernel(fs[1])?.clone(),
+                cfg: grid,
+                args: rows,
+                from: Buf::Scratch,
+                to: Buf::Output,
+                unaligned: None,
+            },
+        ];
+        Self::new(gpu, s, stages, Some(&bytes), Filter2dPlanVariant::Separable)
+    }
+}
+
+impl<T: SobelElement> Filter2dPlan<T, T::Out> {
+    /// Plans [`Gpu::sobel`] along `axis` (0: down the columns, 1: along the rows).
+    pub fn sobel(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        axis: usize,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<Self> {
+        let taps: [i32; 9] = match axis {
+            0 => [-1, -2, -1, 0, 0, 0, 1, 2, 1],
+            1 => [-1, 0, 1, -2, 0, 2, -1, 0, 1],
+            _ => {
+                return Err(Error::InvalidArgument {
+                    name: "axis",
+                    reason: format!("a 2D Sobel filter differentiates along axis 0 or 1, got {axis}"),
+                });
+            }
+        };
+        let k = gpu.family::<Filter2dKernels>()?;
+        fixed3_plan::<T, T::Out>(
+            gpu,
+            shape,
+            border,
+            variant,
+            &taps,
+            0,
+            &k.linear[T::LINEAR as usize],
+            (
+                k.fixed3[T::FIXED[axis] as usize],
+                [WordTile::sobel0, WordTile::sobel1][axis],
+            ),
+        )
+    }
+}
+
+impl Filter2dPlan<f32, f32> {
+    /// Plans [`Gpu::correlate2d`] with `kernel` (row-major `kh × kw`, f32 taps in the constant
+    /// bank: at most 16384).
+    pub fn correlate(
+        gpu: &Gpu,
+        s: Filter2dShape,
+        kernel: ArrayView2<f32>,
+        border: Border,
+        variant: Filter2dVariant,
+    ) -> Result<Self> {
+        let (kh, kw) = kernel.dim();
+        check_window((kh, kw))?;
+        check_shape(s)?;
+        let max = crate::abi::CONSTANT_BANK_BYTES / 4;
+        if kh * kw > max {
+            return Err(Error::TooManyTaps { taps: kh * kw, max });
+        }
+        if let Some(t) = kernel.iter().find(|t| !t.is_finite()) {
+            return Err(Error::InvalidArgument {
+                name: "kernel",
+                reason: format!("taps must be finite, got {t}"),
+            });
+        }
+        let bytes: Vec<u8> = kernel.iter().flat_map(|t| t.to_le_bytes()).collect();
+        let fs = &gpu.family::<Filter2dKernels>()?.linear[LinearInstance::f32_f32 as usize];
+        let v = match variant {
+            Filter2dVariant::Auto => {
+                if tile_launch::<f32>(gpu, s, (kh, kw), false, "").is_ok() {
+                    Filter2dVariant::SharedTile
+                } else {
+                    Filter2dVariant::MultiPixel
+                }
+            }
+            Filter2dVariant::RowVector | Filter2dVariant::WordTile => {
+                return Err(Error::Unsupported {
+                    variant: variant.name(),
+                    reason: "runs the fixed 3 × 3 filters (gaussian3x3, sobel) only".into(),
+                });
+            }
+            v => v,
+        };
+        let stage = taps2d_stage::<f32>(gpu, s, (kh, kw), border, v, fs, 0)?;
+        Self::new(gpu, s, vec![stage], Some(&bytes), Filter2dPlanVariant::Linear(v))
+    }
+}
+
+/// scipy's symmetry test of 1D taps (odd lengths only): symmetric, antisymmetric or neither,
+/// which selects `NI_Correlate1D`'s summation order (the passes reproduce it bit for bit).
+pub fn symmetry(k: &[f64]) -> u32 {
+    let r = k.len() / 2;
+    if k.len().is_multiple_of(2) {
+        return TAPS_GENERAL;
+    }
+    let pairs = || (1..=r).map(|i| (k[r - i], k[r + i]));
+    if pairs().all(|(a, b)| (a - b).abs() <= f64::EPSILON) {
+        TAPS_SYMMETRIC
+    } else if pairs().all(|(a, b)| (a + b).abs() <= f64::EPSILON) {
+        TAPS_ANTISYMMETRIC
+    } else {
+        TAPS_GENERAL
+    }
+}
+
+/// The one launch of a 2D-taps rung (`OnePixel`, `MultiPixel`, `SharedTile`).
+pub(super) fn taps2d_stage<T: Filter2dElement>(
+    gpu: &Gpu,
+    s: Filter2dShape,
+    (kh, kw): (usize, usize),
+    border: Border,
+    v: Filter2dVariant,
+    fs: &[KernelId; 3],
+    shift: u32,
+) -> Result<Stage<T>> {
+    let mut a = args::<T>(s, (kh, kw), (kh / 2, kw / 2), border);
+    a.shift = shift;
+    let m = MULTI_PIXEL as usize;
+    let (i, c) = match v {
+        Filter2dVariant::OnePixel => (0, cfg(tiles(s, 32, 8, v.name())?, BLOCK_THREADS, 0)),
+        Filter2dVariant::MultiPixel => (1, cfg(tiles(s, 32 * m, 8 * m, v.name())?, BLOCK_THREADS, 0)),
+        Filter2dVariant::SharedTile => (2, tile_launch::<T>(gpu, s, (kh, kw), false, "the shared tile")?),
+        _ => unreachable!("callers resolve the fixed rungs"),
+    };
+    Ok(Stage {
+        func: gpu.kernel(fs[i])?.clone(),
+        cfg: c,
+        args: a,
+        from: Buf::Input,
+        to: Buf::Output,
+        unaligned: None,
+    })
+}
+
+/// A fixed 3 × 3 filter's plan: its integer taps for the 2D-taps rungs (divided by `2^shift`;
+/// f32 images get the taps scaled by `2^−shift`), `fixed` = the row-vector and the word-tile
+/// kernels for those rungs (`Auto`: word tile for u8, row vector otherwise).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
+    gpu: &Gpu,
+    s: Filter2dShape,
+    border: Border,
+    variant: Filter2dVariant,
+    taps: &[i32; 9],
+    shift: u32,
+    linear: &[KernelId; 3],
+    (fixed, words): (KernelId, WordTile),
+) -> Result<Filter2dPlan<I, O>> {
+    check_shape(s)?;
+    let v = match variant {
+        Filter2dVariant::Auto if I::WORD_TILE => Filter2dVariant::WordTile,
+        Filter2dVariant::Auto => Filter2dVariant::RowVector,
+        v => v,
+    };
+    if v == Filter2dVariant::WordTile {
+        let stage = word_tile_stage::<I>(gpu, words, s, 3, border)?;
+        return Filter2dPlan::new(gpu, s, vec![stage], None, Filter2dPlanVariant::Linear(v));
+    }
+    if v == Filter2dVariant::RowVector {
+        let (c, tiles, strip, vector_rows) = row_vector_launch::<I>(gpu, s)?;
+        let mut a = args::<I>(s, (3, 3), (1, 1), border);
+        a.strip = strip;
+        a.vector_rows = vector_rows;
+        a.tiles = tiles;
+        let stage = Stage {
+            func: gpu.kernel(fixed)?.clone(),
+            cfg: c,
+            args: a,
+            from: Buf::Input,
+            to: Buf::Output,
+            unaligned: None,
+        };
+        return Filter2dPlan::new(gpu, s, vec![stage], None, Filter2dPlanVariant::Linear(v));
+    }
+    let bytes: Vec<u8> = if I::INTEGER {
+        taps.iter().flat_map(|t| t.to_le_bytes()).collect()
+    } else {
+        let scale = 1.0 / (1u32 << shift) as f32;
+        taps.iter().flat_map(|&t| (t as f32 * scale).to_le_bytes()).collect()
+    };
+    let shift = if I::INTEGER { shift } else { 0 };
+    let stage = taps2d_stage::<I>(gpu, s, (3, 3), border, v, linear, shift)?;
+    Filter2dPlan::new(gpu, s, vec![stage], Some(&bytes), Filter2dPlanVariant::Linear(v))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+// ---------------------------------------------------------------------------------------------
+
+/// scipy's Gaussian taps: radius `⌊4σ + 0.5⌋`, `exp(−x²/2σ²)` normalized to sum 1.
+pub fn gaussian_taps(sigma: f64) -> Result<Vec<f64>> {
+    if !(sigma.is_finite() && sigma > 0.0) {
+        return Err(Error::InvalidArgument {
+            name: "sigma",
+            reason: format!("must be finite and > 0, got {sigma}"),
+        });
+    }
+    let radius = (4.0 * sigma + 0.5) as i64;
+    if radius > 63 {
+        return Err(Error::InvalidArgument {
+            name: "sigma",
+            reason: format!(
+                "{sigma} gives a {}-tap kernel; at most 127 taps (sigma < 15.75)",
+                2 * radius + 1
+            ),
+        });
+    }
+    let phi: Vec<f64> = (-radius..=radius)
+        .map(|x| (-0.5 / (sigma * sigma) * (x * x) as f64).exp())
+        .collect();
+    let sum = numpy_sum(&phi);
+    Ok(phi.into_iter().map(|p| p / sum).collect())
+}
+
+/// `np.sum` of a short f64 array, in numpy's order (`pairwise_sum`: below 8 elements a plain
+/// loop; up to 128, eight interleaved partial sums combined as a tree, then the rest in order),
+/// so that the taps equal scipy's to the last bit.
+pub(super) fn numpy_sum(a: &[f64]) -> f64 {
+    if a.len() < 8 {
+        return a.iter().fold(-0.0, |s, v| s + v);
+    }
+    debug_assert!(a.len() <= 128, "numpy recurses past 128 elements");
+    let mut r: [f64; 8] = a[..8].try_into().expect("eight elements");
+    let blocks = a.len() - a.len() % 8;
+    for chunk in a[8..blocks].chunks_exact(8) {
+        for (ri, v) in r.iter_mut().zip(chunk) {
+            *ri += v;
+        }
+    }
+    let mut s = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+    for v in &a[blocks..] {
+        s += v;
+    }
+    s
+}
