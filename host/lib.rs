@@ -52,6 +52,7 @@ pub mod kernels;
 mod loader;
 pub mod ops;
 mod pinned;
+mod shape;
 mod timing;
 
 pub use array::{DeviceArray, InputSlice, Operand};

@@ -16,8 +16,8 @@ use rayon::prelude::*;
 
 use crate::abi::pool::{AvgValue, PoolValue};
 use crate::error::Result;
-use crate::ops::planes_and_size;
-use crate::ops::pool::{AvgPool2d, Pool2d, pooled_dim};
+use crate::ops::pool::{AvgPool2d, Pool2d};
+use crate::shape::{planes_and_size, pooled_dim};
 
 /// `(values, flat in-plane indices)` of max pooling every plane of `x` with `p`.
 pub fn max_pool2d<T: PoolValue, S: Data<Elem = T>, D: Dimension>(
