@@ -3,6 +3,7 @@
 
 pub mod bank;
 pub mod memory;
+pub mod plane;
 pub mod rows;
 pub mod simd;
 pub mod texture;
@@ -11,6 +12,7 @@ pub mod warp;
 
 pub use bank::*;
 pub use memory::*;
+pub use plane::*;
 pub use rows::*;
 pub use simd::*;
 pub use texture::*;

@@ -14,6 +14,18 @@ pub struct BorderedRow<T> {
 }
 
 impl<T: Copy> BorderedRow<T> {
+    /// The row of `n` samples at `row`, extended by border mode `border` (its
+    /// [`BorderMode`] code, as launch arguments carry it) with constant `cval`.
+    #[inline(always)]
+    pub fn new(row: *const T, n: u64, border: u32, cval: T) -> Self {
+        BorderedRow {
+            row,
+            n,
+            mode: BorderMode::from_code(border),
+            cval,
+        }
+    }
+
     /// The sample at position `pos` (any integer), read with `load` when inside the row.
     ///
     /// # Safety

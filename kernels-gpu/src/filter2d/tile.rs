@@ -22,7 +22,8 @@
 //!    buffer, and lanes 0–27 of each warp store two tile rows 16 bytes each (coalesced).
 
 use super::words::{Held, LaneExtremum};
-use super::{Args, Pixel, Plane};
+use super::Args;
+use crate::device::{Pixel, Plane};
 use crate::abi::filter2d::*;
 use crate::device::{block_idx, byte_perm, cp_async_16, cp_async_wait_all, dynamic_shared, sync_threads, thread_idx};
 

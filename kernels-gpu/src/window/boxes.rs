@@ -583,8 +583,8 @@ pub(super) fn warp_strip<T>(a: &BoxArgs<T>, outputs: u64, warps: u32) -> Option<
 /// # Safety
 /// `p < a.planes`, and `x` holds the launch's `planes · height · width` samples.
 #[inline(always)]
-pub(super) unsafe fn box_plane(x: *const u8, p: u64, a: &BoxArgs<u8>) -> crate::filter2d::Plane<u8> {
-    crate::filter2d::Plane {
+pub(super) unsafe fn box_plane(x: *const u8, p: u64, a: &BoxArgs<u8>) -> crate::device::Plane<u8> {
+    crate::device::Plane {
         // SAFETY: forwarded to the caller.
         base: unsafe { x.add((p * a.height * a.width) as usize) },
         h: a.height as i32,

@@ -8,16 +8,6 @@ use super::*;
 // Samples
 // ---------------------------------------------------------------------------------------------
 
-/// The row at `row` of a row launch, extended by its border.
-#[inline(always)]
-pub(super) fn bordered<T: Copy>(row: *const T, a: &RowArgs<T>) -> BorderedRow<T> {
-    BorderedRow {
-        row,
-        n: a.n,
-        mode: BorderMode::from_code(a.border),
-        cval: a.cval,
-    }
-}
 
 /// `(row, column)` of flat output index `o` in rows of `n`; 32-bit division when it suffices.
 #[inline(always)]
@@ -49,7 +39,7 @@ pub(super) fn one_output<T>(a: &RowArgs<T>) -> Option<(u64, u64, u64)> {
 #[inline(always)]
 pub(super) unsafe fn for_window<T: Copy>(row: *const T, i: u64, a: &RowArgs<T>, f: impl FnMut(u32, T)) {
     // SAFETY: forwarded.
-    unsafe { bordered(row, a).for_each_with(i as i64 - a.anchor as i64, a.width, |p| p.read(), f) }
+    unsafe { BorderedRow::new(row, a.n, a.border, a.cval).for_each_with(i as i64 - a.anchor as i64, a.width, |p| p.read(), f) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -164,7 +154,7 @@ where
     let len = WINDOW_BLOCK + a.width - 1;
     // SAFETY: the host sized shared memory to `len` samples; the row holds n samples.
     let tile_mem: *mut T = unsafe { dynamic_shared() };
-    unsafe { bordered(row, &a).stage(first, len, tile_mem, thread_idx(), WINDOW_BLOCK, |p| p.read()) };
+    unsafe { BorderedRow::new(row, a.n, a.border, a.cval).stage(first, len, tile_mem, thread_idx(), WINDOW_BLOCK, |p| p.read()) };
     // SAFETY: every thread reaches this barrier (no early return above).
     unsafe { sync_threads() };
     let t = thread_idx();

@@ -273,7 +273,7 @@ where
     };
     let first = o0 as i64 - a.anchor as i64;
     let interior = first >= 0 && first as u64 + outputs as u64 + width as u64 <= a.n;
-    let extended = bordered(row, &a);
+    let extended = BorderedRow::new(row, a.n, a.border, a.cval);
     let load = |p: u32| {
         let pos = first + p as i64;
         // SAFETY: interior tiles read inside the row; others map through the border.
@@ -482,7 +482,7 @@ impl SlidingTile {
             (self.len, self.len)
         };
         // SAFETY: the tile's row is inside the input.
-        let row = bordered(unsafe { x.add(self.row_start as usize) }, a);
+        let row = BorderedRow::new(unsafe { x.add(self.row_start as usize) }, a.n, a.border, a.cval);
         let scalars = head + (self.len - tail);
         let mut j = t;
         while j < scalars {

@@ -51,7 +51,6 @@ use crate::abi::window::{
     stream_box_reads_words, stream_box_ring_bytes,
 };
 use crate::device::*;
-use crate::filter2d::{Plane, word_at};
 
 use super::{box_plane, fused_outputs, narrow_moments, narrow_outputs, warp_strip};
 

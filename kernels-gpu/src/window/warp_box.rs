@@ -29,7 +29,6 @@ use crate::abi::window::{
     BoxArgs, BoxKind, NARROW32_MAX_WINDOW, SlideIn, Sums, WARP_BOX_SPAN, WARP_BOX_WARPS, warp_box_geometry,
 };
 use crate::device::*;
-use crate::filter2d::{Plane, word_at};
 
 use super::{FromAcc, box_plane, fused_outputs, narrow_moments, narrow_outputs, warp_strip};
 
