@@ -90,7 +90,7 @@ impl Span {
 }
 
 /// A pooling reduction: its window along one axis, and how it folds samples into an accumulator.
-pub trait Reduce<T> {
+pub trait PoolOp<T> {
     type Acc: Copy;
     /// Window `o` along an axis of `n` samples (stride `s`, padding `p`, kernel `k`, dilation `d`).
     fn span(o: u32, s: u32, p: u32, k: u32, d: u32, n: u32) -> Span;
@@ -107,7 +107,7 @@ pub struct Max;
 /// Average pooling: sum in the element type, row-major, divided once.
 pub struct Avg;
 
-impl<T: PoolValue> Reduce<T> for Max {
+impl<T: PoolValue> PoolOp<T> for Max {
     type Acc = MaxAcc<T>;
     #[inline(always)]
     fn span(o: u32, s: u32, p: u32, k: u32, d: u32, n: u32) -> Span {
@@ -133,7 +133,7 @@ impl<T: PoolValue> Reduce<T> for Max {
     }
 }
 
-impl<T: AvgValue> Reduce<T> for Avg {
+impl<T: AvgValue> PoolOp<T> for Avg {
     type Acc = T;
     #[inline(always)]
     fn span(o: u32, s: u32, p: u32, k: u32, _: u32, n: u32) -> Span {
@@ -230,7 +230,7 @@ fn thread_coordinates(a: &PoolArgs) -> Option<(u64, u32, u32)> {
 /// `src` reads the `plane_end · h · w`-element input; `y` (and `idx` unless null) hold
 /// `plane_end · oh · ow` elements; `h · w < 2^32`; the grid covers the planes' outputs.
 #[inline(always)]
-pub unsafe fn pool_one<T: PoolIn, R: Reduce<T>>(src: impl Source<T>, y: *mut T, idx: *mut i64, a: &PoolArgs) {
+pub unsafe fn pool_one<T: PoolIn, R: PoolOp<T>>(src: impl Source<T>, y: *mut T, idx: *mut i64, a: &PoolArgs) {
     let Some((plane, oy, ox)) = thread_coordinates(a) else {
         return;
     };
@@ -302,7 +302,7 @@ unsafe fn store_packed<T: PoolIn, const P: usize>(p: *mut T, v: &[T; P]) {
 /// As [`pool_one`]; additionally `w` is a multiple of the vector's lanes, `kw = lanes / P`, `sw =
 /// kw`, `pw = 0`, `dw = 1`, and `x`, `y` are 16-byte aligned.
 #[inline(always)]
-unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize, const INDEXED: bool>(
+unsafe fn pool_vectorized<T: PoolIn, R: PoolOp<T>, const P: usize, const INDEXED: bool>(
     x: *const T,
     y: *mut T,
     idx: *mut i64,
@@ -378,7 +378,7 @@ unsafe fn pool_vectorized<T: PoolIn, R: Reduce<T>, const P: usize, const INDEXED
 /// # Safety
 /// As [`pool_vectorized`]; `idx` holds the outputs when `INDEXED`.
 #[inline(always)]
-pub unsafe fn vectorized<T: PoolIn, R: Reduce<T>, const INDEXED: bool>(
+pub unsafe fn vectorized<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
     x: *const T,
     y: *mut T,
     idx: *mut i64,

@@ -106,7 +106,7 @@ crate::for_each_word_tile_instance!(word_tile_table);
 macro_rules! doubling_u8_table {
     ($($inst:ident => $fold:ident, $steps:literal;)*) => {
         /// The fixed-steps u8 doubling row passes: symbol, fold and step count of each.
-        pub(super) const DOUBLING_U8: &[(&str, Extremum, u32)] = &[$((crate::doubling_u8_kernel_name!($inst), Extremum::$fold, $steps)),*];
+        pub(super) const DOUBLING_U8: &[(&str, MorphFold, u32)] = &[$((crate::doubling_u8_kernel_name!($inst), MorphFold::$fold, $steps)),*];
     };
 }
 crate::for_each_doubling_u8_instance!(doubling_u8_table);

@@ -294,7 +294,7 @@ pub(super) fn word_tile_stage<T: Filter2dElement>(
 /// clears `vector_rows` for unaligned buffers).
 pub(super) fn tile_vh_stage<T: Filter2dElement>(
     gpu: &Gpu,
-    ext: Extremum,
+    ext: MorphFold,
     s: Filter2dShape,
     kh: usize,
     base: Filter2dArgs<T>,
@@ -366,7 +366,7 @@ impl WordTile {
 pub(super) fn doubling_row_kernel(
     k: &Filter2dKernels,
     fs: &[KernelId; 13],
-    ext: Extremum,
+    ext: MorphFold,
     size: u32,
     kw: u32,
     ax: u32,

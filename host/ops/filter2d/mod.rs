@@ -29,7 +29,7 @@
 //! sum with FMA in f32: `|error| ≤ (n + 1)·2⁻²⁴·Σ|t·x|` for `n` taps (per pass for separable).
 //!
 //! **The ladder** ([`MorphVariant`], [`Filter2dVariant`]) is documented on each variant and in
-//! `kernels-gpu/src/filter2d.rs`.
+//! `kernels-gpu/src/filter2d/`.
 
 use std::sync::Arc;
 

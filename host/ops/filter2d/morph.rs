@@ -12,7 +12,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         border: Border,
         variant: MorphVariant,
     ) -> Result<Self> {
-        Self::morph(gpu, shape, window, border, variant, Extremum::Max)
+        Self::morph(gpu, shape, window, border, variant, MorphFold::Max)
     }
 
     /// Plans a grey erosion (min over the window, `grey_erosion` anchoring).
@@ -23,7 +23,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         border: Border,
         variant: MorphVariant,
     ) -> Result<Self> {
-        Self::morph(gpu, shape, window, border, variant, Extremum::Min)
+        Self::morph(gpu, shape, window, border, variant, MorphFold::Min)
     }
 
     pub(super) fn morph(
@@ -32,17 +32,17 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         (kh, kw): (usize, usize),
         border: Border,
         variant: MorphVariant,
-        ext: Extremum,
+        ext: MorphFold,
     ) -> Result<Self> {
         check_window((kh, kw))?;
         check_shape(s)?;
         let anchor = match ext {
-            Extremum::Max => ((kh - 1) / 2, (kw - 1) / 2),
-            Extremum::Min => (kh / 2, kw / 2),
+            MorphFold::Max => ((kh - 1) / 2, (kw - 1) / 2),
+            MorphFold::Min => (kh / 2, kw / 2),
         };
         let inst = match ext {
-            Extremum::Max => T::MAX,
-            Extremum::Min => T::MIN,
+            MorphFold::Max => T::MAX,
+            MorphFold::Min => T::MIN,
         };
         let kernels = gpu.family::<Filter2dKernels>()?;
         let fs = &kernels.morph[inst as usize];
@@ -123,10 +123,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             }
             MorphVariant::WordTile => {
                 let inst = match (ext, kh, kw) {
-                    (Extremum::Max, 3, 3) => WordTile::max3,
-                    (Extremum::Max, 5, 5) => WordTile::max5,
-                    (Extremum::Min, 3, 3) => WordTile::min3,
-                    (Extremum::Min, 5, 5) => WordTile::min5,
+                    (MorphFold::Max, 3, 3) => WordTile::max3,
+                    (MorphFold::Max, 5, 5) => WordTile::max5,
+                    (MorphFold::Min, 3, 3) => WordTile::min3,
+                    (MorphFold::Min, 5, 5) => WordTile::min5,
                     _ => {
                         return Err(Error::Unsupported {
                             variant: v.name(),

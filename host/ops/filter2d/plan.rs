@@ -147,7 +147,7 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
 
 /// Which extremum a morphology plan computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Extremum {
+pub(super) enum MorphFold {
     Max,
     Min,
 }

@@ -1,6 +1,6 @@
 //! Sliding-window statistics: window sums and sums of squares along the last axis, box sums over
 //! the last two axes, and the local mean, variance and standard deviation built on them, through
-//! the ladder of `kernels-gpu/src/window.rs`.
+//! the ladder of `kernels-gpu/src/window/`.
 //!
 //! # Semantics
 //! For a window of `w` samples anchored at `w / 2` (scipy's centring: output `i` covers
@@ -107,7 +107,7 @@ pub use kernels::*;
 pub use plans::*;
 use rows::*;
 
-/// Which rung of the row-window ladder runs (see the table in `kernels-gpu/src/window.rs`).
+/// Which rung of the row-window ladder runs (see the table in `kernels-gpu/src/window/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum WindowVariant {
     /// 1 — the tutorial's first kernel: one output per thread, both sums read-modify-written in

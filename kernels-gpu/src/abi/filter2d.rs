@@ -45,7 +45,7 @@ pub struct Filter2dArgs<T> {
 /// Warp tiles of a plane: `across` divides by the tiles across a row of tiles, `down` by the
 /// rows of tiles. Warp `t` of a launch takes tile `t mod across` of row of tiles
 /// `(t / across) mod down` of plane `t / (across · down)` (the word tile launches its last row of
-/// tiles first: `edge_strips_first` in kernels-gpu/src/filter2d.rs).
+/// tiles first: `edge_strips_first` in kernels-gpu/src/filter2d/direct.rs).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WarpTiles {

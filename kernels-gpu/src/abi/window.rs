@@ -344,7 +344,7 @@ pub trait WindowIn: Copy {
     type S: Acc;
     /// Accumulator of sums of squares.
     type Q: Acc;
-    /// Whether the type is floating point: its running sums never subtract (see `window.rs`).
+    /// Whether the type is floating point: its running sums never subtract (see `window/running.rs`).
     const FLOAT: bool;
     /// Samples per thread in one round of the running-sum scan; a block's tile is
     /// `WINDOW_BLOCK · CHUNK` positions and its shared memory as many `(S, Q)` pairs.
