@@ -9,15 +9,14 @@ use std::sync::OnceLock;
 
 use crate::error::Result;
 use crate::gpu::Gpu;
+use crate::kernels::Resolver;
 
-/// A kernel family's per-`Gpu` state.
+/// A kernel family's per-`Gpu` state: its kernel table.
 pub(crate) trait Family: Sized + Send + Sync + 'static {
-    /// Resolves the family's kernel names to [`KernelId`](crate::kernels::KernelId)s (their modules
-    /// load when a plan first needs them) and reads the device facts it needs. Called once per
-    /// `Gpu`, on the family's first use.
-    fn load(gpu: &Gpu) -> Result<Self>;
-    /// Every kernel symbol the family may launch (the PTX test checks each is an `.entry`).
-    fn kernel_names() -> Vec<&'static str>;
+    /// Resolves the family's kernel names through `k` to [`KernelId`](crate::kernels::KernelId)s
+    /// (their modules load when a plan first needs them). Called once per `Gpu` on the family's
+    /// first use, and with a listing resolver for [`launched_kernel_names`].
+    fn load(k: &mut Resolver) -> Result<Self>;
 }
 
 /// A family with a slot in [`Families`] (implemented by the registry macro).
@@ -39,11 +38,12 @@ macro_rules! registry {
             }
         })*
 
-        /// Every kernel symbol the host may launch, over all families.
+        /// Every kernel symbol the host may launch, over all families: the names each family's
+        /// `load` resolves (the PTX test checks each is an embedded `.entry`).
         pub fn launched_kernel_names() -> Vec<&'static str> {
-            let mut names = Vec::new();
-            $(names.extend(<$family as Family>::kernel_names());)*
-            names
+            let mut k = Resolver::listing();
+            $(let _ = <$family as Family>::load(&mut k);)*
+            k.into_names()
         }
     };
 }
@@ -66,7 +66,7 @@ impl Gpu {
         if let Some(state) = slot.get() {
             return Ok(state);
         }
-        let state = F::load(self)?;
+        let state = F::load(&mut Resolver::resolving())?;
         Ok(slot.get_or_init(|| state))
     }
 }

@@ -65,33 +65,74 @@ pub fn id(name: &str) -> Option<KernelId> {
 
 /// [`id`] for a name the host launches: a missing one is a build fault, reported as
 /// [`Error::KernelLoad`].
-pub(crate) fn required(name: &'static str) -> Result<KernelId> {
+fn required(name: &'static str) -> Result<KernelId> {
     id(name).ok_or(Error::KernelLoad {
         kernel: name,
         reason: "not in the embedded kernel set (the build and the host disagree)".into(),
     })
 }
 
-/// [`required`] for each of `N` names.
-pub(crate) fn required_all<const N: usize>(names: [&'static str; N]) -> Result<[KernelId; N]> {
-    let mut ids = [KernelId(0); N];
-    for (slot, name) in ids.iter_mut().zip(names) {
-        *slot = required(name)?;
+/// Resolves a family's kernel names to [`KernelId`]s, or lists them. A family's
+/// [`Family::load`](crate::family::Family::load) runs through one: resolving when a `Gpu` first
+/// uses the family, listing for the PTX test ([`crate::family::launched_kernel_names`]), so the
+/// list of what a family may launch is the table it loads and cannot drift from it.
+pub(crate) struct Resolver {
+    /// `Some` while listing: every name asked for, in order.
+    listed: Option<Vec<&'static str>>,
+}
+
+impl Resolver {
+    /// Resolves names (a missing one is [`Error::KernelLoad`]).
+    pub(crate) fn resolving() -> Resolver {
+        Resolver { listed: None }
     }
-    Ok(ids)
-}
 
-/// [`required`] for each of a list of names.
-pub(crate) fn required_list(names: &[&'static str]) -> Result<Vec<KernelId>> {
-    names.iter().map(|&n| required(n)).collect()
-}
+    /// Lists names (a missing one resolves to a placeholder; the PTX test reports it).
+    pub(crate) fn listing() -> Resolver {
+        Resolver {
+            listed: Some(Vec::new()),
+        }
+    }
 
-/// [`required_all`] for each instance of a family's table: one row of `N` kernels per instance.
-pub(crate) fn required_table<I: Copy, const N: usize>(
-    instances: &[I],
-    names: impl Fn(I) -> [&'static str; N],
-) -> Result<Vec<[KernelId; N]>> {
-    instances.iter().map(|&i| required_all(names(i))).collect()
+    /// The names listed so far.
+    pub(crate) fn into_names(self) -> Vec<&'static str> {
+        self.listed.unwrap_or_default()
+    }
+
+    /// The kernel `name`.
+    pub(crate) fn one(&mut self, name: &'static str) -> Result<KernelId> {
+        match &mut self.listed {
+            Some(names) => {
+                names.push(name);
+                Ok(id(name).unwrap_or(KernelId(0)))
+            }
+            None => required(name),
+        }
+    }
+
+    /// [`Resolver::one`] for each of `N` names.
+    pub(crate) fn all<const N: usize>(&mut self, names: [&'static str; N]) -> Result<[KernelId; N]> {
+        let mut ids = [KernelId(0); N];
+        for (slot, name) in ids.iter_mut().zip(names) {
+            *slot = self.one(name)?;
+        }
+        Ok(ids)
+    }
+
+    /// [`Resolver::one`] for each of a list of names.
+    pub(crate) fn list(&mut self, names: &[&'static str]) -> Result<Vec<KernelId>> {
+        names.iter().map(|&n| self.one(n)).collect()
+    }
+
+    /// [`Resolver::all`] for each instance of a family's table: one row of `N` kernels per
+    /// instance.
+    pub(crate) fn table<I: Copy, const N: usize>(
+        &mut self,
+        instances: &[I],
+        names: impl Fn(I) -> [&'static str; N],
+    ) -> Result<Vec<[KernelId; N]>> {
+        instances.iter().map(|&i| self.all(names(i))).collect()
+    }
 }
 
 /// Every embedded kernel, by name.

@@ -22,7 +22,7 @@ use crate::abi::probe::{PROBE_BYTES, PROBE_THREADS};
 use crate::error::Result;
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::KernelId;
+use crate::kernels::{KernelId, Resolver};
 
 /// Kernel times of one measured configuration.
 #[derive(Clone, Copy, Debug)]
@@ -182,14 +182,10 @@ const PROBE_NAMES: [&str; 3] = [
 ];
 
 impl Family for ProbeKernels {
-    fn load(_: &Gpu) -> Result<Self> {
+    fn load(k: &mut Resolver) -> Result<Self> {
         Ok(ProbeKernels {
-            ids: crate::kernels::required_all(PROBE_NAMES)?,
+            ids: k.all(PROBE_NAMES)?,
         })
-    }
-
-    fn kernel_names() -> Vec<&'static str> {
-        PROBE_NAMES.to_vec()
     }
 }
 

@@ -24,17 +24,17 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 
-mod reduce;
 mod conv1d;
-mod window;
-mod pool;
 mod filter2d;
+mod pool;
+mod reduce;
+mod window;
 
-pub use reduce::*;
 pub use conv1d::*;
-pub use window::*;
-pub use pool::*;
 pub use filter2d::*;
+pub use pool::*;
+pub use reduce::*;
+pub use window::*;
 
 /// `--quick` on the command line: small sizes, for compute-sanitizer runs.
 pub fn quick() -> bool {
@@ -197,4 +197,3 @@ pub fn plan_label(asked: &str, ran: &str) -> String {
         format!("{asked} ({ran})")
     }
 }
-

@@ -47,7 +47,7 @@ use crate::cpu::conv1d::Real;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::KernelId;
+use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
 use crate::ops::rows_and_len;
 
@@ -93,14 +93,10 @@ pub(crate) struct Conv1dKernels {
 }
 
 impl Family for Conv1dKernels {
-    fn load(_: &Gpu) -> Result<Self> {
+    fn load(k: &mut Resolver) -> Result<Self> {
         Ok(Conv1dKernels {
-            ids: crate::kernels::required_table(Conv1dType::ALL, Conv1dType::names)?,
+            ids: k.table(Conv1dType::ALL, Conv1dType::names)?,
         })
-    }
-
-    fn kernel_names() -> Vec<&'static str> {
-        Conv1dType::ALL.iter().flat_map(|t| t.names()).collect()
     }
 }
 

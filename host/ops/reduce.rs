@@ -32,7 +32,7 @@ use crate::array::Operand;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::KernelId;
+use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
 
 macro_rules! reduce_table {
@@ -84,14 +84,10 @@ pub(crate) struct ReduceKernels {
 }
 
 impl Family for ReduceKernels {
-    fn load(_: &Gpu) -> Result<Self> {
+    fn load(k: &mut Resolver) -> Result<Self> {
         Ok(ReduceKernels {
-            ids: crate::kernels::required_table(ReduceInstance::ALL, ReduceInstance::names)?,
+            ids: k.table(ReduceInstance::ALL, ReduceInstance::names)?,
         })
-    }
-
-    fn kernel_names() -> Vec<&'static str> {
-        ReduceInstance::ALL.iter().flat_map(|i| i.names()).collect()
     }
 }
 

@@ -138,30 +138,17 @@ pub(crate) struct Filter2dKernels {
 }
 
 impl Family for Filter2dKernels {
-    fn load(_: &Gpu) -> Result<Self> {
+    fn load(k: &mut Resolver) -> Result<Self> {
         Ok(Filter2dKernels {
-            morph: required_table(MorphInstance::ALL, MorphInstance::names)?,
-            linear: required_table(LinearInstance::ALL, LinearInstance::names)?,
-            passes: required_table(PassInstance::ALL, PassInstance::names)?,
-            fixed3: required_list(Fixed3::NAMES)?,
-            word_tile: required_list(WordTile::NAMES)?,
-            word_tile_any: required_list(WordTile::ANY_NAMES)?,
-            doubling_u8: required_list(&DOUBLING_U8.iter().map(|&(n, _, _)| n).collect::<Vec<_>>())?,
-            magnitude: required_all(MAGNITUDE_NAMES)?,
-            tile_vh: required_all(TILE_VH_NAMES)?,
+            morph: k.table(MorphInstance::ALL, MorphInstance::names)?,
+            linear: k.table(LinearInstance::ALL, LinearInstance::names)?,
+            passes: k.table(PassInstance::ALL, PassInstance::names)?,
+            fixed3: k.list(Fixed3::NAMES)?,
+            word_tile: k.list(WordTile::NAMES)?,
+            word_tile_any: k.list(WordTile::ANY_NAMES)?,
+            doubling_u8: k.list(&DOUBLING_U8.iter().map(|&(n, _, _)| n).collect::<Vec<_>>())?,
+            magnitude: k.all(MAGNITUDE_NAMES)?,
+            tile_vh: k.all(TILE_VH_NAMES)?,
         })
-    }
-
-    fn kernel_names() -> Vec<&'static str> {
-        let mut v: Vec<&'static str> = MorphInstance::ALL.iter().flat_map(|i| i.names()).collect();
-        v.extend(LinearInstance::ALL.iter().flat_map(|i| i.names()));
-        v.extend(PassInstance::ALL.iter().flat_map(|i| i.names()));
-        v.extend(Fixed3::NAMES);
-        v.extend(WordTile::NAMES);
-        v.extend(WordTile::ANY_NAMES);
-        v.extend(DOUBLING_U8.iter().map(|&(n, _, _)| n));
-        v.extend(MAGNITUDE_NAMES);
-        v.extend(TILE_VH_NAMES);
-        v
     }
 }

@@ -44,7 +44,7 @@ use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::{KernelId, required_all, required_list, required_table};
+use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
 use crate::ops::planes_and_size;
 

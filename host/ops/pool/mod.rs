@@ -51,7 +51,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
+use cudarc::driver::sys;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
@@ -65,7 +65,7 @@ use crate::bank::BankContent;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::KernelId;
+use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
 use crate::ops::planes_and_size;
 
@@ -168,23 +168,13 @@ unsafe impl DeviceRepr for PoolArgs {}
 /// the device's linear-texture limits.
 pub(crate) struct PoolKernels {
     ids: Vec<[KernelId; POOL_SYMBOLS]>,
-    texture_width: usize,
-    texture_alignment: usize,
 }
 
 impl Family for PoolKernels {
-    fn load(gpu: &Gpu) -> Result<Self> {
-        let ids = crate::kernels::required_table(PoolInstance::ALL, PoolInstance::names)?;
-        let attr = |a: Attr| gpu.context().attribute(a).map(|v| v.max(1) as usize);
+    fn load(k: &mut Resolver) -> Result<Self> {
         Ok(PoolKernels {
-            ids,
-            texture_width: attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH)?,
-            texture_alignment: attr(Attr::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?,
+            ids: k.table(PoolInstance::ALL, PoolInstance::names)?,
         })
-    }
-
-    fn kernel_names() -> Vec<&'static str> {
-        PoolInstance::ALL.iter().flat_map(|i| i.names()).collect()
     }
 }
 

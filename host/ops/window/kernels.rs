@@ -103,39 +103,23 @@ impl WindowKernels {
 }
 
 impl Family for WindowKernels {
-    fn load(_: &Gpu) -> Result<Self> {
-        let id = crate::kernels::required;
-        let ids = crate::kernels::required_table(WindowInstance::ALL, WindowInstance::names)?;
+    fn load(k: &mut Resolver) -> Result<Self> {
+        let ids = k.table(WindowInstance::ALL, WindowInstance::names)?;
         let int = WindowInstance::ALL
             .iter()
             .map(|i| {
                 i.int_names()
                     .map(|[s, f]| -> Result<IntKernels> {
                         Ok(IntKernels {
-                            sliding: id(s)?,
-                            fused: id(f)?,
-                            warp: i.warp_name().map(id).transpose()?,
+                            sliding: k.one(s)?,
+                            fused: k.one(f)?,
+                            warp: i.warp_name().map(|w| k.one(w)).transpose()?,
                         })
                     })
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
-        let list = crate::kernels::required_list;
-        let stream = [list(&STREAM_BOX_NAMES)?, list(&STREAM_BOX_ANY_NAMES)?];
+        let stream = [k.list(&STREAM_BOX_NAMES)?, k.list(&STREAM_BOX_ANY_NAMES)?];
         Ok(WindowKernels { ids, int, stream })
-    }
-
-    fn kernel_names() -> Vec<&'static str> {
-        WindowInstance::ALL
-            .iter()
-            .flat_map(|i| {
-                i.names()
-                    .into_iter()
-                    .chain(i.int_names().into_iter().flatten())
-                    .chain(i.warp_name())
-            })
-            .chain(STREAM_BOX_NAMES)
-            .chain(STREAM_BOX_ANY_NAMES)
-            .collect()
     }
 }

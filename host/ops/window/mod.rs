@@ -92,7 +92,7 @@ use crate::border::Border;
 use crate::error::{Error, Result};
 use crate::family::Family;
 use crate::gpu::Gpu;
-use crate::kernels::KernelId;
+use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
 use crate::ops::{planes_and_size, rows_and_len};
 
