@@ -63,7 +63,8 @@ pub use graph::Graph;
 pub use loader::{KernelLoad, LoadedFrom};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::filter2d::{
-    Filter2dElement, Filter2dPlan, Filter2dPlanVariant, Filter2dShape, Filter2dVariant, MorphVariant, SobelElement,
+    Filter2dElement, Filter2dPlan, Filter2dPlanVariant, Filter2dShape, Filter2dVariant, MorphVariant, Rounding,
+    SobelElement,
 };
 pub use ops::pool::{AvgPool2d, AvgPoolElement, Pool2d, PoolElement, PoolPlan, PoolShape, PoolVariant};
 pub use ops::reduce::{MeanVariance, ReduceElement, ReducePlan, ReducePolicy, ReduceVariant};

@@ -15,6 +15,7 @@ use gpuprims::cpu::filter2d::{self as cpu, Pixel2d};
 use gpuprims::ops::filter2d::gaussian_taps;
 use gpuprims::{
     Border, DeviceArray, Error, Filter2dElement, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant,
+    Rounding,
 };
 use libtest_mimic::{Failed, Trial};
 use ndarray::{Array2, ArrayD, IxDyn};
@@ -305,6 +306,83 @@ fn gaussian3x3_trial<T: El>(gpu: &Gpu, variant: Filter2dVariant) -> Result<(), F
                 tol,
                 &format!("{} {shape:?} {border:?}", variant.name()),
             )?;
+        }
+    }
+    Ok(())
+}
+
+/// The truncating 3 × 3 Gaussian through every rung that runs it (the 2D-taps rungs and `Auto`;
+/// the rounding rungs must refuse it for integers) against the CPU reference at every border, and
+/// on the interior against a literal transcription of the classic tutorial's kernel.
+fn gaussian3x3_truncate_trial<T: El>(gpu: &Gpu) -> Result<(), Failed> {
+    for (si, shape) in SHAPES.iter().enumerate() {
+        let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+        let planes = shape.iter().product::<usize>() / (h * w);
+        let x = image::<T>(shape, 700 + si as u64, false);
+        let xs = x.as_slice().expect("contiguous");
+        let s = Filter2dShape { planes, h, w };
+        for border in Border::ALL {
+            let want = cpu::gaussian3x3_rounding(xs, h, w, border, true);
+            for v in Filter2dVariant::ALL.into_iter().chain([Filter2dVariant::Auto]) {
+                let what = format!("truncate {} {shape:?} {border:?}", v.name());
+                let plan = Filter2dPlan::<T>::gaussian3x3_rounding(gpu, s, border, Rounding::Truncate, v);
+                let refuses =
+                    <T as Pixel2d>::INTEGER && matches!(v, Filter2dVariant::RowVector | Filter2dVariant::WordTile);
+                let plan = match (plan, refuses) {
+                    (Err(Error::Unsupported { .. }), true) => continue,
+                    (Err(Error::Unsupported { .. }), false) if v == Filter2dVariant::WordTile => continue,
+                    (Ok(_), true) => return Err(format!("{what}: ran, must refuse").into()),
+                    (p, _) => p.map_err(|e| format!("{what}: {e}"))?,
+                };
+                let xd = DeviceArray::upload(gpu, &x)?;
+                let mut y = DeviceArray::<T, IxDyn>::uninit(gpu, x.raw_dim())?;
+                plan.enqueue(gpu, xd.as_slice(), y.as_mut_slice())?;
+                let got = f64s(&y.download(gpu)?);
+                let tol = if <T as Pixel2d>::INTEGER {
+                    0.0
+                } else {
+                    f32_tol(9, 4.0 * 100.0) / 16.0
+                };
+                close(&got, &want, tol, &what)?;
+            }
+            let got = f64s(&gpu.gaussian3x3_rounding(&x, border, Rounding::Truncate)?);
+            close(
+                &got,
+                &want,
+                if <T as Pixel2d>::INTEGER {
+                    0.0
+                } else {
+                    f32_tol(9, 4.0 * 100.0) / 16.0
+                },
+                "op",
+            )?;
+            if <T as Pixel2d>::INTEGER && h > 2 && w > 2 {
+                // The tutorial's kernel: weights 1 2 1 / 2 4 2 / 1 2 1, `gx >> 4`, interior only.
+                for p in 0..planes {
+                    let px = |r: usize, c: usize| xs[(p * h + r) * w + c].to_f64() as i64;
+                    for r in 1..h - 1 {
+                        for c in 1..w - 1 {
+                            let gx = px(r - 1, c - 1)
+                                + 2 * px(r - 1, c)
+                                + px(r - 1, c + 1)
+                                + 2 * px(r, c - 1)
+                                + 4 * px(r, c)
+                                + 2 * px(r, c + 1)
+                                + px(r + 1, c - 1)
+                                + 2 * px(r + 1, c)
+                                + px(r + 1, c + 1);
+                            let g = got[(p * h + r) * w + c];
+                            if g != (gx >> 4) as f64 {
+                                return Err(format!(
+                                    "tutorial interior {shape:?} at ({p}, {r}, {c}): {g} vs {}",
+                                    gx >> 4
+                                )
+                                .into());
+                            }
+                        }
+                    }
+                }
+            }
         }
     }
     Ok(())
@@ -855,6 +933,18 @@ pub fn trials() -> Vec<Trial> {
             correlate_trial(g, v)
         }));
     }
+    t.push(gpu_trial(
+        "gpu_filter2d::gaussian3x3_truncate_u8".into(),
+        gaussian3x3_truncate_trial::<u8>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::gaussian3x3_truncate_u16".into(),
+        gaussian3x3_truncate_trial::<u16>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::gaussian3x3_truncate_f32".into(),
+        gaussian3x3_truncate_trial::<f32>,
+    ));
     t.push(gpu_trial(
         "gpu_filter2d::gaussian_sigma_u8".into(),
         gaussian_sigma_trial::<u8>,

@@ -146,12 +146,18 @@ pub fn correlate2d<T: Pixel2d>(
 
 /// The 3 × 3 `[1 2 1]ᵀ[1 2 1] / 16`: integers `(Σ + 8) >> 4` of the exact sum; floats `Σ / 16`.
 pub fn gaussian3x3<T: Pixel2d>(x: &[T], h: usize, w: usize, border: Border) -> Vec<f64> {
+    gaussian3x3_rounding(x, h, w, border, false)
+}
+
+/// [`gaussian3x3`], integers truncated (`Σ >> 4`, the classic tutorial's) when `truncate`.
+pub fn gaussian3x3_rounding<T: Pixel2d>(x: &[T], h: usize, w: usize, border: Border, truncate: bool) -> Vec<f64> {
     let k = [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0];
+    let bias = if truncate { 0 } else { 8 };
     correlate2d(x, h, w, &k, (3, 3), border)
         .into_iter()
         .map(|s| {
             if T::INTEGER {
-                ((s as i64 + 8) >> 4) as f64
+                ((s as i64 + bias) >> 4) as f64
             } else {
                 s / 16.0
             }

@@ -6,10 +6,42 @@ use super::*;
 impl<T: Filter2dElement> Filter2dPlan<T, T> {
     /// Plans [`Gpu::gaussian3x3`].
     pub fn gaussian3x3(gpu: &Gpu, shape: Filter2dShape, border: Border, variant: Filter2dVariant) -> Result<Self> {
+        Self::gaussian3x3_rounding(gpu, shape, border, Rounding::HalfUp, variant)
+    }
+
+    /// Plans [`Gpu::gaussian3x3_rounding`]. Truncation runs the 2D-taps rungs (`Auto`: the
+    /// shared tile); the row-vector and word-tile rungs round half up and refuse it.
+    pub fn gaussian3x3_rounding(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        border: Border,
+        rounding: Rounding,
+        variant: Filter2dVariant,
+    ) -> Result<Self> {
         let taps = [1, 2, 1, 2, 4, 2, 1, 2, 1];
         let k = gpu.family::<Filter2dKernels>()?;
         let (linear, fixed) = (&k.linear[T::GAUSS_LINEAR as usize], k.fixed3[T::GAUSS_FIXED as usize]);
-        fixed3_plan::<T, T>(gpu, shape, border, variant, &taps, 4, linear, (fixed, WordTile::gauss))
+        let (variant, shift) = match (rounding, T::INTEGER, variant) {
+            (Rounding::HalfUp, _, v) | (Rounding::Truncate, false, v) => (v, 4),
+            (Rounding::Truncate, true, Filter2dVariant::RowVector | Filter2dVariant::WordTile) => {
+                return Err(Error::Unsupported {
+                    variant: variant.name(),
+                    reason: "rounds half up; the truncating Gaussian runs one-pixel, multi-pixel or shared-tile".into(),
+                });
+            }
+            (Rounding::Truncate, true, Filter2dVariant::Auto) => (Filter2dVariant::SharedTile, 4 | SHIFT_TRUNCATE),
+            (Rounding::Truncate, true, v) => (v, 4 | SHIFT_TRUNCATE),
+        };
+        fixed3_plan::<T, T>(
+            gpu,
+            shape,
+            border,
+            variant,
+            &taps,
+            shift,
+            linear,
+            (fixed, WordTile::gauss),
+        )
     }
 
     /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
@@ -239,7 +271,7 @@ pub(super) fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
     let bytes: Vec<u8> = if I::INTEGER {
         taps.iter().flat_map(|t| t.to_le_bytes()).collect()
     } else {
-        let scale = 1.0 / (1u32 << shift) as f32;
+        let scale = 1.0 / (1u32 << (shift & !SHIFT_TRUNCATE)) as f32;
         taps.iter().flat_map(|&t| (t as f32 * scale).to_le_bytes()).collect()
     };
     let shift = if I::INTEGER { shift } else { 0 };

@@ -199,6 +199,19 @@ impl Filter2dVariant {
     }
 }
 
+/// How the integer 3 × 3 Gaussian divides its exact sum by 16 ([`Gpu::gaussian3x3_rounding`]).
+/// Float images divide exactly and ignore it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Rounding {
+    /// `(Σ + 8) >> 4`: round half up (the default, and OpenCV's `GaussianBlur` on 8-bit images).
+    #[default]
+    HalfUp,
+    /// `Σ >> 4`: round down, as the classic tutorial's kernel (`gx >> 4`) does, bit for bit on
+    /// the interior (its kernel leaves the border). Runs the 2D-taps rungs (shared tile under
+    /// `Auto`), slower than the rounding word tile.
+    Truncate,
+}
+
 /// The rung a [`Filter2dPlan`] runs (`Auto` resolved): a morphology rung, a linear rung, or the
 /// separable passes of [`Gpu::gaussian`] and [`Gpu::separable2d`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -156,6 +156,21 @@ impl Gpu {
         X::finish(self, y)
     }
 
+    /// [`Gpu::gaussian3x3`] dividing by 16 as `rounding` says: [`Rounding::Truncate`] reproduces
+    /// the classic tutorial's `Σ >> 4` bit for bit. `Auto` variant.
+    pub fn gaussian3x3_rounding<T: Filter2dElement, X: Operand<Elem = T>>(
+        &self,
+        x: X,
+        border: Border,
+        rounding: Rounding,
+    ) -> Result<X::Output<T>> {
+        let variant = Filter2dVariant::Auto;
+        let y = self.run_filter2d(&x, |s| {
+            Filter2dPlan::gaussian3x3_rounding(self, s, border, rounding, variant)
+        })?;
+        X::finish(self, y)
+    }
+
     /// Gaussian filter with scipy's `gaussian_filter(x, sigma, mode, cval, truncate=4.0)` taps,
     /// applied down the columns then along the rows (integers: each pass truncated, as scipy).
     pub fn gaussian<T: Filter2dElement, X: Operand<Elem = T>>(

@@ -25,7 +25,8 @@ pub struct Filter2dArgs<T> {
     pub strip: u32,
     /// Byte offset in the constant bank of the first tap (linear filters; taps row-major).
     pub tap_offset: u32,
-    /// Integer linear filters: the sum is divided by `2^shift`, rounding half up.
+    /// Integer linear filters: the sum is divided by `2^(shift & !SHIFT_TRUNCATE)`, rounding
+    /// half up, or down (an arithmetic shift) when [`SHIFT_TRUNCATE`] is set.
     pub shift: u32,
     /// 1 when the row-vector kernel may use 16-byte loads (rows of whole vectors, aligned
     /// buffers); 0: element loads throughout.
@@ -41,6 +42,10 @@ pub struct Filter2dArgs<T> {
     /// The value outside the plane in the constant mode.
     pub cval: T,
 }
+
+/// [`Filter2dArgs::shift`] flag of the integer 2D-taps kernels: divide by rounding down (the
+/// classic tutorial's `Σ >> 4`) rather than half up.
+pub const SHIFT_TRUNCATE: u32 = 1 << 31;
 
 /// Warp tiles of a plane: `across` divides by the tiles across a row of tiles, `down` by the
 /// rows of tiles. Warp `t` of a launch takes tile `t mod across` of row of tiles

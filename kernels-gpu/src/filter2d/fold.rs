@@ -120,13 +120,17 @@ impl<I: Pixel, O: FromI32> Fold for IntTaps<I, O> {
     }
 }
 
-/// `v / 2^shift` rounded half up (an arithmetic shift floors).
+/// `v / 2^s` for `s = shift & !SHIFT_TRUNCATE`: rounded half up, or down (an arithmetic shift
+/// floors) with [`SHIFT_TRUNCATE`].
 #[inline(always)]
 pub(super) fn round_shift(v: i32, shift: u32) -> i32 {
-    if shift == 0 {
+    let s = shift & !SHIFT_TRUNCATE;
+    if s == 0 {
         v
+    } else if shift & SHIFT_TRUNCATE != 0 {
+        v >> s
     } else {
-        v.wrapping_add(1 << (shift - 1)) >> shift
+        v.wrapping_add(1 << (s - 1)) >> s
     }
 }
 
