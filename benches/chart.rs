@@ -102,3 +102,114 @@ fn draw(
     root.present()?;
     Ok(())
 }
+
+/// One family's headline chart: % of the copy bandwidth of each variant on one workload, and
+/// the same call's vendor peers on that workload as reference lines.
+pub struct Ladder {
+    /// File stem under the chart directory (`docs/img/<file>.png`).
+    pub file: &'static str,
+    pub title: String,
+    /// (variant, % of copy), in ladder order.
+    pub bars: Vec<(String, f64)>,
+    /// (peer, % of copy).
+    pub peers: Vec<(String, f64)>,
+}
+
+/// Peer rows of a `peers` CSV (`op,impl,shape,dtype,median_us,gbps,max_abs_err`) for workload
+/// `op` at `shape`: (impl, GB/s).
+pub fn peer_rows(csv: &str, op: &str, shape: &str) -> Vec<(String, f64)> {
+    csv.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (f.len() >= 6 && f[0] == op && f[2] == shape)
+                .then(|| Some((f[1].to_string(), f[5].parse::<f64>().ok()?)))
+                .flatten()
+        })
+        .collect()
+}
+
+/// Writes `<dir>/<file>.png` for each ladder: one bar per variant (% of copy), a dashed line per
+/// peer; returns the paths written.
+pub fn write_ladders(dir: &Path, ladders: &[Ladder], device: &str) -> Result<Vec<String>, String> {
+    static FONT: &[u8] = include_bytes!("fonts/DejaVuSansMono.ttf");
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT).map_err(|_| "bundled font".to_string())?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut written = Vec::new();
+    for l in ladders.iter().filter(|l| !l.bars.is_empty()) {
+        let file = dir.join(format!("{}.png", l.file));
+        draw_ladder(&file, l, device).map_err(|e| format!("{}: {e}", file.display()))?;
+        written.push(file.display().to_string());
+    }
+    Ok(written)
+}
+
+fn draw_ladder(file: &Path, l: &Ladder, device: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let n = l.bars.len();
+    let top = l.bars.iter().chain(&l.peers).fold(100f64, |m, &(_, p)| m.max(p)) * 1.15;
+    let root = BitMapBackend::new(file, (1100, 640)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(format!("{} ({device})", l.title), ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(150)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..n as f64, 0f64..top)?;
+    let names: Vec<String> = l.bars.iter().map(|(v, _)| v.clone()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - i as f64 - 0.5).abs() < 1e-6 {
+                names.get(i).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .x_label_style(("sans-serif", 13).into_font().transform(FontTransform::Rotate90))
+        .y_desc("% of the device-to-device copy bandwidth (same run)")
+        .draw()?;
+    chart.draw_series(l.bars.iter().enumerate().map(|(i, &(_, p))| {
+        Rectangle::new(
+            [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, p)],
+            Palette99::pick(0).filled(),
+        )
+    }))?;
+    chart.draw_series(
+        l.bars
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, p))| Text::new(format!("{p:.0}"), (i as f64 + 0.35, p + top * 0.01), ("sans-serif", 13))),
+    )?;
+    chart
+        .draw_series(DashedLineSeries::new(
+            [(0.0, 100.0), (n as f64, 100.0)],
+            8,
+            6,
+            BLACK.stroke_width(2),
+        ))?
+        .label("copy (100%)")
+        .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
+    for (i, (peer, p)) in l.peers.iter().enumerate() {
+        let color = Palette99::pick(i + 1).to_rgba();
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, *p), (n as f64, *p)],
+                4,
+                4,
+                color.stroke_width(2),
+            ))?
+            .label(format!("{peer} {p:.0}%"))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 13))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}

@@ -58,7 +58,10 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
     md.push_str("| family | n | variant | median µs | GB/s | % copy | check |\n|---|---:|---|---:|---:|---:|---|\n");
     let mut failed = false;
     let mut points: Vec<chart::Point> = Vec::new();
+    // Every row with its size label, for the headline charts.
+    let mut measured: Vec<(String, Row)> = Vec::new();
     let mut record = |rows: &[Row], size: &str, serial: Option<f64>, rayon: Option<f64>| {
+        measured.extend(rows.iter().map(|r| (size.to_string(), r.clone())));
         let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
         // The chart a row belongs to: its family and the workload words of `size` (sizes dropped).
         let is_size = |t: &str| t.starts_with("2^") || t.ends_with('²') || t.parse::<usize>().is_ok();
@@ -268,7 +271,8 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         let rows = support::filter2d_ladder(gpu, &xd, plans, &want, 2.0, copy)?;
         record(&rows, &format!("gauss3x3 {side}²"), None, None);
     }
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/gpuprims-bench");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::var_os("GPUPRIMS_BENCH_DIR").map_or_else(|| root.join("target/gpuprims-bench"), Into::into);
     std::fs::create_dir_all(&dir)
         .and_then(|_| std::fs::write(dir.join("ladder.csv"), &csv))
         .and_then(|_| std::fs::write(dir.join("ladder.md"), &md))
@@ -277,6 +281,12 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         Ok(files) => println!("charts: {}", files.join(", ")),
         Err(e) => eprintln!("could not draw the charts: {e}"),
     }
+    let charts = std::env::var_os("GPUPRIMS_CHART_DIR").map_or_else(|| root.join("docs/img"), Into::into);
+    let ladders = headline_ladders(&measured, copy);
+    match chart::write_ladders(&charts, &ladders, &gpu.props().name) {
+        Ok(files) => println!("headline charts: {}", files.join(", ")),
+        Err(e) => eprintln!("could not draw the headline charts: {e}"),
+    }
     println!("{md}");
     print!("{csv}");
     if failed {
@@ -284,6 +294,73 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Each family's headline workload (the README's table): its rows of `measured`, and the vendor
+/// peers of the same workload from the CSV named by `GPUPRIMS_PEERS_CSV` (the peers run in the
+/// same device call; none when unset), all as % of `copy`.
+fn headline_ladders(measured: &[(String, Row)], copy: f64) -> Vec<chart::Ladder> {
+    let peers = std::env::var("GPUPRIMS_PEERS_CSV")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .unwrap_or_default();
+    let spec: [(&str, &str, &str, &str, &str, &str); 5] = [
+        (
+            "reduce",
+            "sum_of_squares i32→u128",
+            "2^28",
+            "W1_sumsq",
+            "268435456",
+            "sum of squares, 2^28 i32 → exact",
+        ),
+        (
+            "conv1d",
+            "mean_filter1d f64",
+            "2^27 × 5",
+            "W2_mean5",
+            "134217728",
+            "5-tap mean filter, 2^27 f64",
+        ),
+        (
+            "window",
+            "window_sum_sumsq u8→f32",
+            "8192² × 15",
+            "W3_winsum15",
+            "8192x8192",
+            "window-15 row sum + sum of squares, u8 8192² → 2 × f32",
+        ),
+        (
+            "pool",
+            "max_pool2d 2×2 f32",
+            "4096 × 224²",
+            "W4_maxpool2x2",
+            "64x64x224x224",
+            "2 × 2 max pool, f32 (64, 64, 224, 224)",
+        ),
+        (
+            "filter2d",
+            "filter2d",
+            "dilate 8192² × 3×3",
+            "W6_dilate3x3",
+            "8192x8192",
+            "3 × 3 grey dilation, u8 8192², replicate",
+        ),
+    ];
+    spec.iter()
+        .map(|&(file, family, size, op, shape, title)| chart::Ladder {
+            file,
+            title: title.to_string(),
+            bars: measured
+                .iter()
+                .filter(|(s, r)| s == size && r.family == family)
+                .map(|(_, r)| (r.variant.clone(), r.pct_copy()))
+                .collect(),
+            peers: chart::peer_rows(&peers, op, shape)
+                .into_iter()
+                .map(|(name, gbps)| (name, 100.0 * gbps / copy))
+                .collect(),
+        })
+        .collect()
 }
 
 /// The 1D filter ladder on 2^log2 random samples, checked against the rayon CPU filter.
