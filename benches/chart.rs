@@ -146,60 +146,50 @@ pub fn write_ladders(dir: &Path, ladders: &[Ladder], device: &str) -> Result<Vec
 fn draw_ladder(file: &Path, l: &Ladder, device: &str) -> Result<(), Box<dyn std::error::Error>> {
     let n = l.bars.len();
     let top = l.bars.iter().chain(&l.peers).fold(100f64, |m, &(_, p)| m.max(p)) * 1.15;
-    let root = BitMapBackend::new(file, (1100, 640)).into_drawing_area();
+    let root = BitMapBackend::new(file, (1100, 700)).into_drawing_area();
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(&root)
         .caption(format!("{} ({device})", l.title), ("sans-serif", 20))
         .margin(16)
-        .x_label_area_size(150)
+        .x_label_area_size(40)
         .y_label_area_size(64)
-        .build_cartesian_2d(0f64..n as f64, 0f64..top)?;
-    let names: Vec<String> = l.bars.iter().map(|(v, _)| v.clone()).collect();
+        .build_cartesian_2d((0..n.saturating_sub(1)).into_segmented(), 0f64..top)?;
+    let name = |v: &SegmentValue<usize>| match v {
+        SegmentValue::CenterOf(i) => l.bars.get(*i).map_or(String::new(), |(v, _)| v.clone()),
+        _ => String::new(),
+    };
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - i as f64 - 0.5).abs() < 1e-6 {
-                names.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
-        .x_label_style(("sans-serif", 13).into_font().transform(FontTransform::Rotate90))
+        .x_label_formatter(&name)
+        .x_label_style(("sans-serif", 11))
         .y_desc("% of the device-to-device copy bandwidth (same run)")
         .draw()?;
     chart.draw_series(l.bars.iter().enumerate().map(|(i, &(_, p))| {
-        Rectangle::new(
-            [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, p)],
-            Palette99::pick(0).filled(),
+        let mut bar = Rectangle::new(
+            [(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), p)],
+            Palette99::pick(0).mix(0.8).filled(),
+        );
+        bar.set_margin(0, 0, 12, 12);
+        bar
+    }))?;
+    chart.draw_series(l.bars.iter().enumerate().map(|(i, &(_, p))| {
+        Text::new(
+            format!("{p:.1}%"),
+            (SegmentValue::CenterOf(i), p + top * 0.015),
+            ("sans-serif", 14),
         )
     }))?;
-    chart.draw_series(
-        l.bars
-            .iter()
-            .enumerate()
-            .map(|(i, &(_, p))| Text::new(format!("{p:.0}"), (i as f64 + 0.35, p + top * 0.01), ("sans-serif", 13))),
-    )?;
+    let across = |y: f64| [(SegmentValue::Exact(0), y), (SegmentValue::Exact(n), y)];
     chart
-        .draw_series(DashedLineSeries::new(
-            [(0.0, 100.0), (n as f64, 100.0)],
-            8,
-            6,
-            BLACK.stroke_width(2),
-        ))?
+        .draw_series(DashedLineSeries::new(across(100.0), 8, 6, BLACK.stroke_width(2)))?
         .label("copy (100%)")
         .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], BLACK));
     for (i, (peer, p)) in l.peers.iter().enumerate() {
         let color = Palette99::pick(i + 1).to_rgba();
         chart
-            .draw_series(DashedLineSeries::new(
-                [(0.0, *p), (n as f64, *p)],
-                4,
-                4,
-                color.stroke_width(2),
-            ))?
+            .draw_series(DashedLineSeries::new(across(*p), 4, 4, color.stroke_width(2)))?
             .label(format!("{peer} {p:.0}%"))
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], color.stroke_width(2)));
     }
@@ -208,7 +198,7 @@ fn draw_ladder(file: &Path, l: &Ladder, device: &str) -> Result<(), Box<dyn std:
         .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.85))
         .border_style(BLACK)
-        .label_font(("sans-serif", 13))
+        .label_font(("sans-serif", 12))
         .draw()?;
     root.present()?;
     Ok(())

@@ -9,9 +9,12 @@
 //!
 //!     cargo bench --bench ladder [SECTION ...]
 //!
+//!     cargo bench --bench ladder -- --from SAVED_OUTPUT   # redraw the headline charts only
+//!
 //! SECTION (any of `reduce`, `reduce-auto`, `conv1d`, `conv1d-taps`, `window`, `pool`, `filter2d`)
 //! runs only those sections;
-//! none runs all. The launch floor and the copy bandwidth are always measured.
+//! none runs all; `headline` runs the five main sections at the W1–W9 workloads only (the README
+//! table and the charts). The launch floor and the copy bandwidth are always measured.
 
 mod chart;
 #[path = "../examples/support/mod.rs"]
@@ -28,6 +31,10 @@ use gpuprims::{
 use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
+    if let Some(saved) = std::env::args().skip_while(|a| a != "--from").nth(1) {
+        redraw(&saved);
+        return;
+    }
     let gpu = match Gpu::new() {
         Ok(g) => g,
         Err(e) => {
@@ -41,10 +48,23 @@ fn main() {
     }
 }
 
-/// Whether the command line selects `section` (no section named: all are).
+/// Whether the command line selects `section` (no section named: all are; `headline`: the
+/// reduce, conv1d, window, pool and filter2d sections at the W1–W9 workloads only).
 fn selected(section: &str) -> bool {
     let named: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    named.is_empty() || named.iter().any(|a| a == section)
+    named.is_empty()
+        || named.iter().any(|a| a == section)
+        || (headline() && ["reduce", "conv1d", "window", "pool", "filter2d"].contains(&section))
+}
+
+/// `headline` on the command line: each selected section at its W1–W9 workload only.
+fn headline() -> bool {
+    std::env::args().any(|a| a == "headline")
+}
+
+/// Whether a sweep point runs: every point, or under `headline` the one equal to `w`.
+fn at<T: PartialEq>(v: &T, w: &[T]) -> bool {
+    !headline() || w.contains(v)
 }
 
 fn run(gpu: &Gpu) -> gpuprims::Result<()> {
@@ -123,7 +143,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         None,
         None,
     );
-    for log2 in (16..=28).step_by(2).filter(|_| selected("reduce")) {
+    for log2 in (16..=28).step_by(2).filter(|l| selected("reduce") && at(l, &[20, 28])) {
         let n = 1usize << log2;
         let x = support::tutorial_ints(n, log2);
         let want = cpu::sum_sq_int(&x);
@@ -142,12 +162,12 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         let rows = support::sumsq_auto(gpu, &x, want, copy)?;
         record(&rows, &format!("{n}"), None, None);
     }
-    for width in [5, 31].into_iter().filter(|_| selected("conv1d")) {
-        for log2 in [16, 18, 20, 22, 24, 26, 27] {
+    for width in [5, 31].into_iter().filter(|w| selected("conv1d") && at(w, &[5])) {
+        for log2 in [16, 18, 20, 22, 24, 26, 27].into_iter().filter(|l| at(l, &[27])) {
             let rows = filter_rows::<f64>(gpu, log2, width, "mean_filter1d f64", copy)?;
             record(&rows, &format!("2^{log2} × {width}"), None, None);
         }
-        for log2 in [24, 27] {
+        for log2 in [24, 27].into_iter().filter(|_| !headline()) {
             let rows = filter_rows::<f32>(gpu, log2, width, "mean_filter1d f32", copy)?;
             record(&rows, &format!("2^{log2} × {width}"), None, None);
         }
@@ -171,7 +191,10 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         WindowVariant::RunningSum,
         WindowVariant::Auto,
     ];
-    for side in [1024, 2048, 4096, 8192].into_iter().filter(|_| selected("window")) {
+    for side in [1024, 2048, 4096, 8192]
+        .into_iter()
+        .filter(|s| selected("window") && at(s, &[8192]))
+    {
         let pixels = support::image::<u8>(side * side, side as u64);
         for width in [15, 255] {
             let work = WindowWork {
@@ -198,7 +221,10 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         PoolVariant::Vectorized,
         PoolVariant::Auto,
     ];
-    for planes in [16, 64, 256, 1024, 4096].into_iter().filter(|_| selected("pool")) {
+    for planes in [16, 64, 256, 1024, 4096]
+        .into_iter()
+        .filter(|p| selected("pool") && at(p, &[4096]))
+    {
         let x = support::pool_input::<f32>(planes * 224 * 224, planes as u64);
         let shape = PoolShape::max(planes, 224, 224, Pool2d::new((2, 2)));
         let work = PoolWork { x: &x, shape };
@@ -217,7 +243,10 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
     }
     // 2D filters: u8 images 1024² … 8192², replicate border: grey dilation 3 × 3, 5 × 5 and
     // 31 × 31 and the 3 × 3 Gaussian through their fast rungs and Auto.
-    for side in [1024, 2048, 4096, 8192].into_iter().filter(|_| selected("filter2d")) {
+    for side in [1024, 2048, 4096, 8192]
+        .into_iter()
+        .filter(|s| selected("filter2d") && at(s, &[8192]))
+    {
         let pixels = support::image::<u8>(side * side, side as u64);
         let xd = gpu.stream().clone_htod(&pixels)?;
         let shape = Filter2dShape {
@@ -361,6 +390,49 @@ fn headline_ladders(measured: &[(String, Row)], copy: f64) -> Vec<chart::Ladder>
                 .collect(),
         })
         .collect()
+}
+
+/// Redraws the headline charts from a saved run's output (`saved`: the bench's printed markdown
+/// table, its device and copy lines) and the peers CSV of the same call (`GPUPRIMS_PEERS_CSV`),
+/// into `GPUPRIMS_CHART_DIR` (default docs/img): for when only the drawing changed.
+fn redraw(saved: &str) {
+    let text = std::fs::read_to_string(saved).unwrap_or_else(|e| panic!("{saved}: {e}"));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Device: "))
+        .expect("a `Device:` line");
+    let device = line["Device: ".len()..].split(';').next().unwrap_or("").to_string();
+    let copy: f64 = line
+        .split("1 GiB d2d): ")
+        .nth(1)
+        .and_then(|t| t.split(' ').next())
+        .and_then(|t| t.parse().ok())
+        .expect("the copy bandwidth on the `Device:` line");
+    let measured: Vec<(String, Row)> = text
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with("| family"))
+        .filter_map(|l| {
+            let f: Vec<&str> = l.trim().trim_matches('|').split('|').map(str::trim).collect();
+            let (us, gbps): (f64, f64) = (f.get(3)?.parse().ok()?, f.get(4)?.parse().ok()?);
+            let row = Row {
+                family: Box::leak(f[0].to_string().into_boxed_str()),
+                variant: f[2].to_string(),
+                n: 0,
+                median_us: us,
+                bytes: gbps * us * 1e3,
+                copy_gbps: copy,
+                ok: f.get(6) == Some(&"PASS"),
+                note: String::new(),
+            };
+            Some((f[1].to_string(), row))
+        })
+        .collect();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let charts = std::env::var_os("GPUPRIMS_CHART_DIR").map_or_else(|| root.join("docs/img"), Into::into);
+    match chart::write_ladders(&charts, &headline_ladders(&measured, copy), &device) {
+        Ok(files) => println!("headline charts: {}", files.join(", ")),
+        Err(e) => eprintln!("could not draw the headline charts: {e}"),
+    }
 }
 
 /// The 1D filter ladder on 2^log2 random samples, checked against the rayon CPU filter.

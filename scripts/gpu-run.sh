@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call's worth of GPU work, for the `device` tool of this workplace or any GPU machine:
-#   RESULTS=<dir> bash scripts/gpu-session.sh [tests] [examples] [sanitize] [benches] [peers W0 W1 ..]
+#   RESULTS=<dir> bash scripts/gpu-run.sh [tests] [examples] [sanitize] [benches] [peers W0 W1 ..]
 # Runs the packed bundle (.gpu/, from ../shared/gpu-bundle.sh) mode by mode, each into its own results
 # folder, prints every summary, the example/bench tables and the peers CSV, and packs everything into
 # $RESULTS/results.tgz (one file: remote runs return few files).
