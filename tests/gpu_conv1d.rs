@@ -13,16 +13,10 @@ use rand::Rng;
 use crate::common::{gpu_trial, rng};
 use crate::cpu_conv1d::{scipy_cases, scipy_match};
 
-/// Every variant the tests run, `Auto` included.
-const VARIANTS: [Conv1dVariant; 7] = [
-    Conv1dVariant::GlobalTaps,
-    Conv1dVariant::ConstantTaps,
-    Conv1dVariant::SharedTile,
-    Conv1dVariant::RegisterBlocked,
-    Conv1dVariant::RegisterBlockedShared,
-    Conv1dVariant::RegisterBlockedVector,
-    Conv1dVariant::Auto,
-];
+/// Every variant the tests run: the ladder and `Auto`.
+fn variants() -> impl Iterator<Item = Conv1dVariant> {
+    Conv1dVariant::ALL.into_iter().chain([Conv1dVariant::Auto])
+}
 
 /// An element type under test: its unit roundoff and the tolerance rule of `ops::conv1d`.
 trait Elem: Conv1dElement {
@@ -220,7 +214,7 @@ fn ladder_case<T: Elem>(gpu: &Gpu, border: Border, taps_len: usize, seed: u64) -
                 .clone_htod(contiguous.as_slice().expect("standard layout"))
                 .map_err(|e| e.to_string())?;
             let mut first: Option<Vec<T>> = None;
-            for variant in VARIANTS {
+            for variant in variants() {
                 let what = format!("{} n={n} {} {}", T::NAME, layout.name(), variant.name());
                 let got = run_plan(gpu, &x, shape, &filter, border, variant)?;
                 compare(&got, n, &want, taps_len, 0, &what)?;
@@ -278,7 +272,7 @@ fn convolution_case<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         let anchor = taps_len - 1 - taps_len / 2;
         for border in Border::ALL {
             let want = oracle_rows(x.view(), &flipped, anchor, border, 1);
-            for variant in VARIANTS {
+            for variant in variants() {
                 let got = gpu.convolve1d_with(&x, &taps, border, variant)?;
                 let what = format!(
                     "{} convolve1d L={taps_len} {} {}",
@@ -300,7 +294,7 @@ fn mean_filter_case<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         let taps = vec![1.0 / width as f64; width];
         for border in Border::ALL {
             let want = oracle_rows(x.view().insert_axis(Axis(0)), &taps, width / 2, border, 3);
-            for variant in VARIANTS {
+            for variant in variants() {
                 let got = gpu.mean_filter1d_with(&x, width, border, variant)?;
                 let what = format!("{} mean w={width} {} {}", T::NAME, border.name(), variant.name());
                 compare(got.as_slice().expect("standard"), x.len(), &want, width, 1, &what)?;
@@ -331,7 +325,7 @@ fn non_finite_case<T: Elem>(gpu: &Gpu) -> Result<(), Failed> {
         let exact: Vec<f64> = taps.iter().map(|t| t.to_f64()).collect();
         for border in Border::ALL {
             let want = oracle_rows(x.view().insert_axis(Axis(0)), &exact, taps.len() / 2, border, 9);
-            for variant in VARIANTS {
+            for variant in variants() {
                 let got = gpu.conv1d_with(&x, &taps, border, variant)?;
                 let what = format!("{} taps {taps64:?} {} {}", T::NAME, border.name(), variant.name());
                 compare(got.as_slice().expect("standard"), x.len(), &want, taps.len(), 0, &what)?;
@@ -539,7 +533,7 @@ fn device_array_3d(gpu: &Gpu) -> Result<(), Failed> {
 fn scipy_fixture(gpu: &Gpu) -> Result<(), Failed> {
     for c in scipy_cases() {
         let x = Array1::from(c.x.clone());
-        for variant in VARIANTS {
+        for variant in variants() {
             let y = match c.op.as_str() {
                 "correlate1d" => gpu.conv1d_with(&x, &c.taps, c.border, variant)?,
                 "convolve1d" => gpu.convolve1d_with(&x, &c.taps, c.border, variant)?,

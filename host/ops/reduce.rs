@@ -540,8 +540,8 @@ fn float_moments(m: Moments<f64, f64>, k: f64, n: usize) -> MeanVariance {
     }
 }
 
-macro_rules! int_element {
-    ($t:ty, sum: $sum:ty, sumsq: $sq:ty, $sq_out:expr, $max_len:expr) => {
+macro_rules! element {
+    ($($t:ty: sum $sum:ty, sumsq $sq:ty, $sq_out:expr, exact up to $max_len:expr, $moments:ident as $k:ty;)*) => {$(
         impl ReduceElement for $t {
             type SumR = Sum<$t>;
             type SumSqR = SumSq<$t>;
@@ -557,42 +557,19 @@ macro_rules! int_element {
             fn sumsq_out(acc: <SumSq<$t> as Reducer>::Acc) -> $sq {
                 $sq_out(acc)
             }
-            fn moments_out(acc: Moments<W128, W128>, first: $t, n: usize) -> MeanVariance {
-                int_moments(acc, first as i64, n)
+            fn moments_out(acc: <MeanVar<$t> as Reducer>::Acc, first: $t, n: usize) -> MeanVariance {
+                $moments(acc, first as $k, n)
             }
         }
-    };
+    )*};
 }
 
 /// i64/u64 sums of 32-bit values are exact up to 2^32 elements.
 const FOUR_G: Option<usize> = Some(1 << 32);
-int_element!(i32, sum: i64, sumsq: u128, W128::to_u128, FOUR_G);
-int_element!(u32, sum: u64, sumsq: u128, W128::to_u128, FOUR_G);
-int_element!(u8, sum: u64, sumsq: u64, |a: u64| a, None);
-
-macro_rules! float_element {
-    ($t:ty) => {
-        impl ReduceElement for $t {
-            type SumR = Sum<$t>;
-            type SumSqR = SumSq<$t>;
-            type MinR = Min<$t>;
-            type MaxR = Max<$t>;
-            type MeanVarR = MeanVar<$t>;
-            type Sum = f64;
-            type SumSq = f64;
-            const SUM_EXACT_MAX_LEN: Option<usize> = None;
-            fn sum_out(acc: f64) -> f64 {
-                acc
-            }
-            fn sumsq_out(acc: f64) -> f64 {
-                acc
-            }
-            fn moments_out(acc: Moments<f64, f64>, first: $t, n: usize) -> MeanVariance {
-                float_moments(acc, first as f64, n)
-            }
-        }
-    };
+element! {
+    i32: sum i64, sumsq u128, W128::to_u128, exact up to FOUR_G, int_moments as i64;
+    u32: sum u64, sumsq u128, W128::to_u128, exact up to FOUR_G, int_moments as i64;
+    u8: sum u64, sumsq u64, |a: u64| a, exact up to None, int_moments as i64;
+    f32: sum f64, sumsq f64, |a: f64| a, exact up to None, float_moments as f64;
+    f64: sum f64, sumsq f64, |a: f64| a, exact up to None, float_moments as f64;
 }
-
-float_element!(f32);
-float_element!(f64);

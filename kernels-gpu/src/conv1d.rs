@@ -71,13 +71,8 @@ impl Sample for f32 {
         f32::from_bits(bank_u32(offset))
     }
     #[inline(always)]
-    fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
-        [
-            lane(0).to_bits(),
-            lane(1).to_bits(),
-            lane(2).to_bits(),
-            lane(3).to_bits(),
-        ]
+    fn pack(lane: impl FnMut(usize) -> f32) -> [u32; 4] {
+        f32x4_words(lane)
     }
     #[inline(always)]
     fn unpack(words: [u32; 4], l: usize) -> f32 {

@@ -528,3 +528,14 @@ impl<const LINES: usize> RowSpan<LINES> {
         }
     }
 }
+
+/// The four f32 lanes `lane(0..4)` as the words of one 16-byte vector.
+#[inline(always)]
+pub fn f32x4_words(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
+    [
+        lane(0).to_bits(),
+        lane(1).to_bits(),
+        lane(2).to_bits(),
+        lane(3).to_bits(),
+    ]
+}

@@ -51,13 +51,8 @@ impl OutElem for f32 {
         v
     }
     #[inline(always)]
-    fn pack(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
-        [
-            lane(0).to_bits(),
-            lane(1).to_bits(),
-            lane(2).to_bits(),
-            lane(3).to_bits(),
-        ]
+    fn pack(lane: impl FnMut(usize) -> f32) -> [u32; 4] {
+        f32x4_words(lane)
     }
 }
 
