@@ -180,7 +180,7 @@ pub fn sobel<T: Pixel2d>(x: &[T], h: usize, w: usize, axis: usize, border: Borde
 fn pass<T: Pixel2d>(x: &[T], h: usize, w: usize, k: &[f64], down: bool, border: Border) -> Vec<f64> {
     let before = (k.len() / 2) as i64;
     let after = k.len() as i64 - before - 1;
-    let sym = crate::ops::filter2d::symmetry(k);
+    let sym = crate::abi::filter2d::symmetry(k);
     map_planes(x, h, w, |p, r, c| {
         let s = |d: i64| {
             if down {

@@ -19,13 +19,39 @@ use crate::error::Result;
 use crate::ops::pool::{AvgPool2d, Pool2d};
 use crate::shape::{planes_and_size, pooled_dim};
 
+/// The `(oh, ow)` output of an `h × w` plane, from PyTorch's documented formula (`Shape` of
+/// `torch.nn.MaxPool2d`), written here rather than taken from the ops: `floor` (or `ceil` in ceil
+/// mode) of `(n + 2p − d(k − 1) − 1) / s`, plus one, and in ceil mode the last window dropped when
+/// it would start in the right padding. The parameters are validated by `Pool2d::output_size`
+/// (PyTorch's errors), whose sizes the reference does not use.
+fn pooled_size(p: &Pool2d, h: usize, w: usize) -> Result<(usize, usize)> {
+    p.output_size(h, w)?;
+    let axis = |n: usize, k: usize, s: usize, pad: usize, d: usize| -> usize {
+        let span = (n + 2 * pad) as i64 - (d * (k - 1)) as i64 - 1;
+        let s = s as i64;
+        let mut out = if p.ceil_mode {
+            span.div_euclid(s) + (span.rem_euclid(s) != 0) as i64
+        } else {
+            span.div_euclid(s)
+        } + 1;
+        if p.ceil_mode && (out - 1) * s >= (n + pad) as i64 {
+            out -= 1;
+        }
+        out.max(0) as usize
+    };
+    Ok((
+        axis(h, p.kernel.0, p.stride.0, p.padding.0, p.dilation.0),
+        axis(w, p.kernel.1, p.stride.1, p.padding.1, p.dilation.1),
+    ))
+}
+
 /// `(values, flat in-plane indices)` of max pooling every plane of `x` with `p`.
 pub fn max_pool2d<T: PoolValue, S: Data<Elem = T>, D: Dimension>(
     x: &ArrayBase<S, D>,
     p: &Pool2d,
 ) -> Result<(Array<T, D>, Array<i64, D>)> {
     let (planes, h, w) = planes_and_size(x.shape())?;
-    let (oh, ow) = p.output_size(h, w)?;
+    let (oh, ow) = pooled_size(p, h, w)?;
     let xs = x.as_standard_layout();
     let xs = xs.as_slice().expect("standard layout");
     let mut values = Vec::with_capacity(planes * oh * ow);
@@ -93,8 +119,9 @@ pub fn avg_pool2d<T: AvgValue, S: Data<Elem = T>, D: Dimension>(
     p: &AvgPool2d,
 ) -> Result<Array<T, D>> {
     let (planes, h, w) = planes_and_size(x.shape())?;
-    let (oh, ow) = p.output_size(h, w)?;
+    p.output_size(h, w)?;
     let g = p.window();
+    let (oh, ow) = pooled_size(&g, h, w)?;
     let xs = x.as_standard_layout();
     let xs = xs.as_slice().expect("standard layout");
     let mut values = Vec::with_capacity(planes * oh * ow);
@@ -136,7 +163,7 @@ pub fn par_max_pool2d<T: PoolValue + Send + Sync>(
     w: usize,
     p: &Pool2d,
 ) -> Result<Vec<T>> {
-    let (oh, ow) = p.output_size(h, w)?;
+    let (oh, ow) = pooled_size(p, h, w)?;
     let mut out = vec![T::LOWEST; planes * oh * ow];
     if oh * ow == 0 {
         return Ok(out);

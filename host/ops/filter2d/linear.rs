@@ -182,23 +182,6 @@ impl Filter2dPlan<f32, f32> {
     }
 }
 
-/// scipy's symmetry test of 1D taps (odd lengths only): symmetric, antisymmetric or neither,
-/// which selects `NI_Correlate1D`'s summation order (the passes reproduce it bit for bit).
-pub fn symmetry(k: &[f64]) -> u32 {
-    let r = k.len() / 2;
-    if k.len().is_multiple_of(2) {
-        return TAPS_GENERAL;
-    }
-    let pairs = || (1..=r).map(|i| (k[r - i], k[r + i]));
-    if pairs().all(|(a, b)| (a - b).abs() <= f64::EPSILON) {
-        TAPS_SYMMETRIC
-    } else if pairs().all(|(a, b)| (a + b).abs() <= f64::EPSILON) {
-        TAPS_ANTISYMMETRIC
-    } else {
-        TAPS_GENERAL
-    }
-}
-
 /// The one launch of a 2D-taps rung (`OnePixel`, `MultiPixel`, `SharedTile`).
 pub(super) fn taps2d_stage<T: Filter2dElement>(
     gpu: &Gpu,

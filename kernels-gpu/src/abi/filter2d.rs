@@ -271,6 +271,25 @@ pub const TAPS_GENERAL: u32 = 0;
 pub const TAPS_SYMMETRIC: u32 = 1;
 pub const TAPS_ANTISYMMETRIC: u32 = 2;
 
+/// scipy's symmetry test of 1D taps (odd lengths only): symmetric, antisymmetric or neither,
+/// which selects `NI_Correlate1D`'s summation order (the passes reproduce it bit for bit).
+pub fn symmetry(k: &[f64]) -> u32 {
+    let r = k.len() / 2;
+    if k.len().is_multiple_of(2) {
+        return TAPS_GENERAL;
+    }
+    let pairs = || (1..=r).map(|i| (k[r - i], k[r + i]));
+    // |v| ≤ ε written as two comparisons (no float `abs` needed in this no_std module).
+    let small = |v: f64| v <= f64::EPSILON && -v <= f64::EPSILON;
+    if pairs().all(|(a, b)| small(a - b)) {
+        TAPS_SYMMETRIC
+    } else if pairs().all(|(a, b)| small(a + b)) {
+        TAPS_ANTISYMMETRIC
+    } else {
+        TAPS_GENERAL
+    }
+}
+
 /// Symbol of morphology kernel `$k` of instance `$inst`.
 #[macro_export]
 macro_rules! morph_kernel_name {
