@@ -2,6 +2,7 @@
 //! `asm!` lives only in this module. Also the row-access helpers every filter family shares (`rows`).
 
 pub mod bank;
+pub mod block;
 pub mod memory;
 pub mod plane;
 pub mod rows;
@@ -11,6 +12,7 @@ pub mod thread;
 pub mod warp;
 
 pub use bank::*;
+pub use block::*;
 pub use memory::*;
 pub use plane::*;
 pub use rows::*;

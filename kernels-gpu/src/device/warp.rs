@@ -1,9 +1,9 @@
-//! Warp shuffles and the warp- and block-level reductions built on them.
+//! Warp shuffles and the warp-level reduction built on them.
 
 use core::arch::asm;
 
 use crate::abi::reduce::{Moments, REDUCE_WARPS, Reducer, W128};
-use crate::device::thread::{lane_idx, sync_threads, thread_idx, warp_idx};
+use crate::device::thread::lane_idx;
 
 /// `shfl.sync.down.b32` with a full mask: lane `i` gets lane `i + delta`'s value (lanes past 31
 /// keep their own). All 32 lanes must execute it.
@@ -146,34 +146,4 @@ where
         delta >>= 1;
     }
     v
-}
-
-/// Block reduction with one shared slot per warp: each warp reduces by shuffles, lane 0 parks
-/// the warp's value, then warp 0 reduces the `REDUCE_WARPS` slots by shuffles. Thread 0 returns
-/// the block's value (other threads return an unspecified accumulator).
-///
-/// # Safety
-/// All `REDUCE_BLOCK` threads of the block must call it; `slots` must point to at least
-/// `REDUCE_WARPS` accumulators of shared memory that no other code uses meanwhile.
-#[inline(always)]
-pub unsafe fn block_reduce<R: Reducer>(v: R::Acc, slots: *mut R::Acc) -> R::Acc
-where
-    R::Acc: WarpShuffle,
-{
-    let v = warp_reduce::<R>(v);
-    if lane_idx() == 0 {
-        // SAFETY: warp_idx() < REDUCE_WARPS slots.
-        unsafe { slots.add(warp_idx() as usize).write(v) };
-    }
-    // SAFETY: all threads reach this barrier (caller contract).
-    unsafe { sync_threads() };
-    let mut r = R::identity();
-    if warp_idx() == 0 {
-        if thread_idx() < REDUCE_WARPS {
-            // SAFETY: in bounds; written before the barrier above.
-            r = unsafe { slots.add(thread_idx() as usize).read() };
-        }
-        r = warp_reduce::<R>(r);
-    }
-    r
 }
