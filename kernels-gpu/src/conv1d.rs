@@ -16,7 +16,6 @@
 //! by the tap), so non-finite taps propagate to every output as in scipy and PyTorch.
 //! Accumulation is `fma` in the element type.
 
-
 use crate::abi::conv1d::{
     CONV1D_BLOCK, Conv1dArgs, VECTOR_WINDOW_OUTPUTS, register_block_outputs, vector_window_chunks,
     vector_window_from_shared, vector_window_phys,
@@ -153,7 +152,6 @@ fn split<T>(o: u64, a: &Conv1dArgs<T>) -> (u64, u64) {
     }
 }
 
-
 /// Output `i` of the row at `row`: `Σ_k t[k] · x̃[i + k − anchor]`, in tap order.
 ///
 /// # Safety
@@ -163,7 +161,14 @@ unsafe fn correlate_point<T: Sample>(row: *const T, i: u64, a: &Conv1dArgs<T>, t
     let start = i as i64 - a.anchor as i64;
     let mut acc = T::ZERO;
     // SAFETY: forwarded.
-    unsafe { BorderedRow::new(row, a.n, a.border, a.cval).for_each_with(start, a.taps, |p| T::load(p), |k, v| acc = T::fma(taps.get(k), v, acc)) };
+    unsafe {
+        BorderedRow::new(row, a.n, a.border, a.cval).for_each_with(
+            start,
+            a.taps,
+            |p| T::load(p),
+            |k, v| acc = T::fma(taps.get(k), v, acc),
+        )
+    };
     acc
 }
 
@@ -207,7 +212,10 @@ pub unsafe fn shared_tile<T: Sample>(x: *const T, y: *mut T, a: Conv1dArgs<T>) {
     let len = CONV1D_BLOCK + a.taps - 1;
     // SAFETY: the host sized dynamic shared memory to `len` elements; the row holds n samples.
     let tile_mem: *mut T = unsafe { dynamic_shared() };
-    unsafe { BorderedRow::new(row_ptr, a.n, a.border, a.cval).stage(first, len, tile_mem, thread_idx(), CONV1D_BLOCK, |p| T::load(p)) };
+    unsafe {
+        BorderedRow::new(row_ptr, a.n, a.border, a.cval)
+            .stage(first, len, tile_mem, thread_idx(), CONV1D_BLOCK, |p| T::load(p))
+    };
     // SAFETY: every thread of the block reaches this barrier (no early return above).
     unsafe { sync_threads() };
     let t = thread_idx();

@@ -79,8 +79,8 @@ impl Gpu {
         Ok((X::finish(self, sum)?, X::finish(self, sumsq)?))
     }
 
-    /// Runs a box plan of `kind` over `x` into fresh outputs.
-    #[allow(clippy::too_many_arguments)]
+    /// Runs a box plan of `kind` over `x` into fresh outputs (the second for two-output kinds).
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     pub(super) fn run_box<U0, U1, X>(
         &self,
         x: X,

@@ -2,8 +2,7 @@
 
 use core::arch::asm;
 
-use crate::abi::reduce::{Moments, REDUCE_WARPS, Reducer, W128};
-use crate::device::thread::lane_idx;
+use crate::abi::reduce::{Moments, Reducer, W128};
 
 /// `shfl.sync.down.b32` with a full mask: lane `i` gets lane `i + delta`'s value (lanes past 31
 /// keep their own). All 32 lanes must execute it.

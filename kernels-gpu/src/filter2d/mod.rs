@@ -37,15 +37,15 @@ use core::marker::PhantomData;
 use crate::abi::filter2d::*;
 use crate::device::*;
 
-mod fold;
 mod direct;
-mod separable;
+mod fold;
 mod row_vector;
+mod separable;
 
-pub use fold::*;
 pub use direct::*;
-pub use separable::*;
+pub use fold::*;
 pub use row_vector::*;
+pub use separable::*;
 
 pub mod packed;
 pub mod tile;

@@ -151,7 +151,12 @@ impl RowFetch {
 /// Issues row position `r`'s loads for the thread at columns `[c0, c0 + P)` (16 bytes): one
 /// 16-byte load, and on the warp's edge lanes one 8-byte load of the halo outside the warp.
 #[inline(always)]
-pub(super) unsafe fn fetch_row<T: Pixel, const P: usize>(plane: &Plane<T>, r: i32, c0: i32, vector_rows: bool) -> RowFetch {
+pub(super) unsafe fn fetch_row<T: Pixel, const P: usize>(
+    plane: &Plane<T>,
+    r: i32,
+    c0: i32,
+    vector_rows: bool,
+) -> RowFetch {
     const { assert!(P * T::SIZE == 16) };
     let fast = vector_rows && c0 < plane.w;
     let mut f = RowFetch::NONE;
@@ -239,7 +244,13 @@ pub(super) unsafe fn expand_row<T: Pixel, const P: usize, const H: usize>(
 // unroll! bodies past a generic bound are dead code the lint cannot see through.
 #[allow(unconditional_panic)]
 #[inline(always)]
-pub(super) unsafe fn store_row_vector<O: Pixel, const P: usize>(dst: *mut O, vals: &[O; P], c0: i32, w: i32, vector_rows: bool) {
+pub(super) unsafe fn store_row_vector<O: Pixel, const P: usize>(
+    dst: *mut O,
+    vals: &[O; P],
+    c0: i32,
+    w: i32,
+    vector_rows: bool,
+) {
     const { assert!((P * O::SIZE).is_multiple_of(16)) };
     let per = 4 / O::SIZE;
     if vector_rows && c0 + P as i32 <= w {

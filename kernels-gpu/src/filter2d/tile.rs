@@ -21,10 +21,10 @@
 //! 4. **Out.** Each lane transposes its outputs (4 × 4 bytes, 8 `prmt`s) into rows of the middle
 //!    buffer, and lanes 0–27 of each warp store two tile rows 16 bytes each (coalesced).
 
-use super::words::{Held, LaneExtremum};
 use super::Args;
-use crate::device::{Pixel, Plane};
+use super::words::{Held, LaneExtremum};
 use crate::abi::filter2d::*;
+use crate::device::{Pixel, Plane};
 use crate::device::{block_idx, byte_perm, cp_async_16, cp_async_wait_all, dynamic_shared, sync_threads, thread_idx};
 
 const ROWS: usize = TILE_VH_ROWS as usize;

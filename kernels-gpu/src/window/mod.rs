@@ -41,15 +41,15 @@ use crate::abi::window::{
 };
 use crate::device::*;
 
+mod boxes;
 mod out;
 mod rungs;
 mod running;
-mod boxes;
 
+pub use boxes::*;
 pub use out::*;
 pub use rungs::*;
 pub use running::*;
-pub use boxes::*;
 
 pub mod stream_box;
 pub mod warp_box;

@@ -8,7 +8,6 @@ use super::*;
 // Samples
 // ---------------------------------------------------------------------------------------------
 
-
 /// `(row, column)` of flat output index `o` in rows of `n`; 32-bit division when it suffices.
 #[inline(always)]
 pub(super) fn split(o: u64, n: u64, rows: u64) -> (u64, u64) {
@@ -39,7 +38,9 @@ pub(super) fn one_output<T>(a: &RowArgs<T>) -> Option<(u64, u64, u64)> {
 #[inline(always)]
 pub(super) unsafe fn for_window<T: Copy>(row: *const T, i: u64, a: &RowArgs<T>, f: impl FnMut(u32, T)) {
     // SAFETY: forwarded.
-    unsafe { BorderedRow::new(row, a.n, a.border, a.cval).for_each_with(i as i64 - a.anchor as i64, a.width, |p| p.read(), f) }
+    unsafe {
+        BorderedRow::new(row, a.n, a.border, a.cval).for_each_with(i as i64 - a.anchor as i64, a.width, |p| p.read(), f)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,7 +155,10 @@ where
     let len = WINDOW_BLOCK + a.width - 1;
     // SAFETY: the host sized shared memory to `len` samples; the row holds n samples.
     let tile_mem: *mut T = unsafe { dynamic_shared() };
-    unsafe { BorderedRow::new(row, a.n, a.border, a.cval).stage(first, len, tile_mem, thread_idx(), WINDOW_BLOCK, |p| p.read()) };
+    unsafe {
+        BorderedRow::new(row, a.n, a.border, a.cval)
+            .stage(first, len, tile_mem, thread_idx(), WINDOW_BLOCK, |p| p.read())
+    };
     // SAFETY: every thread reaches this barrier (no early return above).
     unsafe { sync_threads() };
     let t = thread_idx();

@@ -383,7 +383,13 @@ impl SlidingTile {
     /// # Safety
     /// `tile` is the padded shared tile sized for this span and width; `x` the kernel's input.
     #[inline(always)]
-    pub(super) unsafe fn stage<T: WindowIn, const P: usize>(&self, tile: *mut u8, x: *const T, a: &RowArgs<T>, t: usize) {
+    pub(super) unsafe fn stage<T: WindowIn, const P: usize>(
+        &self,
+        tile: *mut u8,
+        x: *const T,
+        a: &RowArgs<T>,
+        t: usize,
+    ) {
         let size = core::mem::size_of::<T>();
         // SAFETY: forwarded.
         let pre = unsafe { self.load_vectors::<T, P>(x, t) };
