@@ -27,10 +27,6 @@ pub struct DeviceProps {
     pub shared_mem_per_block_optin: u32,
     pub l2_bytes: u32,
     pub total_mem: usize,
-    /// Longest 1D linear texture, in elements (`CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH`).
-    pub texture1d_linear_width: u32,
-    /// Alignment a texture's base address needs, in bytes (`CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`).
-    pub texture_alignment: u32,
 }
 
 /// A handle on one CUDA device and one of its streams: every op called on a `Gpu` is enqueued on
@@ -173,8 +169,6 @@ impl Gpu {
             shared_mem_per_block_optin: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             l2_bytes: attr(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             total_mem: ctx.total_mem()?,
-            texture1d_linear_width: attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH)?.max(1),
-            texture_alignment: attr(Attr::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?.max(1),
         };
         let loader = Loader::new(arch, cc, props.shared_mem_per_block_optin);
         Ok(Gpu {

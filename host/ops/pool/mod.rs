@@ -49,9 +49,9 @@
 //! `Vectorized` on a geometry it cannot run: [`Error::Unsupported`]. Planes of 2^32 samples or
 //! more: [`Error::TooManyElements`]. An empty batch gives an empty result.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use cudarc::driver::sys;
+use cudarc::driver::sys::{self, CUdevice_attribute as Attr};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
@@ -165,16 +165,42 @@ crate::for_each_pool_instance!(pool_table);
 unsafe impl DeviceRepr for PoolArgs {}
 
 /// The pooling family's state on one `Gpu`: each instance's kernels, in `PoolKernel` order, and
-/// the device's linear-texture limits.
+/// the device's linear-texture limits (read when a texture plan first needs them).
 pub(crate) struct PoolKernels {
     ids: Vec<[KernelId; POOL_SYMBOLS]>,
+    texture: OnceLock<TextureLimits>,
+}
+
+/// The device's limits on a 1D linear texture, in elements and bytes.
+#[derive(Clone, Copy)]
+pub(super) struct TextureLimits {
+    /// Longest linear texture, in elements.
+    pub(super) width: usize,
+    /// Alignment its base address needs, in bytes.
+    pub(super) alignment: usize,
 }
 
 impl Family for PoolKernels {
     fn load(k: &mut Resolver) -> Result<Self> {
         Ok(PoolKernels {
             ids: k.table(PoolInstance::ALL, PoolInstance::names)?,
+            texture: OnceLock::new(),
         })
+    }
+}
+
+impl PoolKernels {
+    /// The device's linear-texture limits, read once.
+    pub(super) fn texture_limits(&self, gpu: &Gpu) -> Result<TextureLimits> {
+        if let Some(&t) = self.texture.get() {
+            return Ok(t);
+        }
+        let attr = |a: Attr| gpu.context().attribute(a).map(|v| v.max(1) as usize);
+        let t = TextureLimits {
+            width: attr(Attr::CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH)?,
+            alignment: attr(Attr::CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT)?,
+        };
+        Ok(*self.texture.get_or_init(|| t))
     }
 }
 

@@ -208,10 +208,11 @@ impl<T: PoolElement> PoolPlan<T> {
         // linear-texture width (less the slack of aligning the object's base down).
         let mut per_launch = (max_threads / threads_per_plane.max(1)) as usize;
         if kernel == PoolKernel::Texture {
-            let props = gpu.props();
-            let width = (props.texture1d_linear_width as usize)
+            let limits = gpu.family::<PoolKernels>()?.texture_limits(gpu)?;
+            let width = limits
+                .width
                 .min(i32::MAX as usize)
-                .saturating_sub(props.texture_alignment as usize / size);
+                .saturating_sub(limits.alignment / size);
             if plane > width {
                 return Err(Error::Unsupported {
                     variant: PoolVariant::Texture.name(),
@@ -285,7 +286,7 @@ impl<T: PoolElement> PoolPlan<T> {
             return Ok(());
         }
         *held = None; // drains the stream and destroys the objects over the previous buffer
-        let align = gpu.props().texture_alignment as u64;
+        let align = gpu.family::<PoolKernels>()?.texture_limits(gpu)?.alignment as u64;
         let size = size_of::<T>() as u64;
         let mut textures = Textures {
             key,
