@@ -1,20 +1,22 @@
-//! Benchmark: the launch floor (`Gpu::launch_floor`), every reduction variant over sizes 2^16 … 2^28 (sum of squares of i32), every 1D
-//! filter variant over 2^16 … 2^27 samples with 5 and 31 taps (mean filter, zero border; f64, and
-//! f32 at two sizes), and the window statistics (u8 images 1024² … 8192²: row sums at widths 15
-//! and 255, 15 × 15 local mean and variance) and 2 × 2 max pooling (f32 NCHW batches of 224²
-//! planes, 2^20 … 2^28 elements) and 2D filters (u8 images 1024² … 8192², replicate border: grey
-//! dilation 3 × 3, 5 × 5 and 31 × 31, the 3 × 3 Gaussian), with the device-to-device copy bandwidth measured in the same
-//! run as the ceiling. Writes CSV, a markdown table and one PNG chart per family and workload (GB/s
-//! against size, the copy bandwidth as the ceiling) under `target/gpuprims-bench/` and prints the table.
+//! Benchmark: the launch floor (`Gpu::launch_floor`), every reduction variant over sizes 2^16 …
+//! 2^28 (sum of squares of i32), every 1D filter variant over 2^16 … 2^27 samples with 5 and 31
+//! taps (mean filter, zero border; f64, and f32 at two sizes), the window statistics (u8 images
+//! 1024² … 8192²: row sums at widths 15 and 255, 15 × 15 local mean and variance; i32, u16 and f32
+//! rows at 8192²), pooling (2 × 2 max over f32 NCHW batches of 224² planes, 2^20 … 2^28 elements;
+//! ResNet's 3 × 3 stride-2 max, max with indices and average over 4096 planes) and 2D filters (u8
+//! images 1024² … 8192², replicate border: grey dilation 3 × 3, 5 × 5 and 31 × 31, the 3 × 3
+//! Gaussian), with the device-to-device copy bandwidth measured in the same run as the ceiling.
+//! Writes CSV, a markdown table and one PNG chart per family and workload (GB/s against size, the
+//! copy bandwidth as the ceiling) under `target/gpuprims-bench/` and prints the table.
 //!
-//!     cargo bench --bench ladder [SECTION ...]
+//!     cargo bench --bench ladder [headline] [SECTION ...]
 //!
 //!     cargo bench --bench ladder -- --from SAVED_OUTPUT   # redraw the headline charts only
 //!
 //! SECTION (any of `reduce`, `reduce-auto`, `conv1d`, `conv1d-taps`, `window`, `pool`, `filter2d`)
-//! runs only those sections;
-//! none runs all; `headline` runs the five main sections at the W1–W9 workloads only (the README
-//! table and the charts). The launch floor and the copy bandwidth are always measured.
+//! runs only those sections; none runs all. `headline` keeps each section's W1–W11 workloads only
+//! (without a SECTION: the five main sections — the README table and the charts). The launch
+//! floor and the copy bandwidth are always measured.
 
 mod chart;
 #[path = "../examples/support/mod.rs"]
@@ -25,6 +27,7 @@ use std::fmt::Write as _;
 use gpuprims::cpu::conv1d as cpu1d;
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::{
+    AvgPool2d,
     Border, Conv1dElement, Filter1d, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant, Pool2d, PoolPlan,
     PoolShape, PoolVariant, WindowVariant,
 };
@@ -48,13 +51,19 @@ fn main() {
     }
 }
 
-/// Whether the command line selects `section` (no section named: all are; `headline`: the
-/// reduce, conv1d, window, pool and filter2d sections at the W1–W9 workloads only).
+/// Whether the command line selects `section`: the sections named, else every section (under
+/// `headline`: the reduce, conv1d, window, pool and filter2d sections, at their W1–W11 workloads
+/// only).
 fn selected(section: &str) -> bool {
-    let named: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    named.is_empty()
-        || named.iter().any(|a| a == section)
-        || (headline() && ["reduce", "conv1d", "window", "pool", "filter2d"].contains(&section))
+    let named: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-') && a != "headline")
+        .collect();
+    if named.is_empty() {
+        !headline() || ["reduce", "conv1d", "window", "pool", "filter2d"].contains(&section)
+    } else {
+        named.iter().any(|a| a == section)
+    }
 }
 
 /// `headline` on the command line: each selected section at its W1–W9 workload only.
@@ -208,6 +217,10 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             let rows = support::window_ladder(gpu, &work, &want, "window_sum_sumsq u8→f32", copy, &row_variants)?;
             record(&rows, &format!("{side}² × {width}"), None, None);
         }
+        if side == 8192 {
+            // The other input types at the u8 rows' widths (W11: the tutorial's int image).
+            window_types(gpu, side, copy, &mut record)?;
+        }
         if side >= 2048 {
             let (_, _, want) = support::box_cpu(&pixels, side, (15, 15), Border::Reflect);
             let rows = support::box_ladder(gpu, &pixels, (side, side), (15, 15), Border::Reflect, &want, copy)?;
@@ -239,6 +252,37 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
             false,
             |v| PoolPlan::<f32>::max(gpu, shape, v),
         )?;
+        record(&rows, &format!("{planes} × 224²"), None, None);
+    }
+    // Overlapping pooling (W10): ResNet's 3 × 3 stride-2 padding-1 window over 4096 f32 planes
+    // of 224² — max, max with its i64 argmax, and average.
+    if selected("pool") {
+        let planes = 4096;
+        let x = support::pool_input::<f32>(planes * 224 * 224, 10);
+        let p = Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
+        let variants = [
+            PoolVariant::ReadOnly,
+            PoolVariant::Texture,
+            PoolVariant::SharedTile,
+            PoolVariant::Auto,
+        ];
+        let shape = PoolShape::max(planes, 224, 224, p);
+        let work = PoolWork { x: &x, shape };
+        let (_, _, want) = support::max_pool_cpu(&work);
+        for indices in [false, true] {
+            let rows = support::pool_ladder(gpu, &work, &want, "max_pool2d 3×3/2 f32", copy, &variants, indices, |v| {
+                PoolPlan::<f32>::max(gpu, shape, v)
+            })?;
+            record(&rows, &format!("{planes} × 224²"), None, None);
+        }
+        let avg = AvgPool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
+        let shape = PoolShape::avg(planes, 224, 224, avg);
+        let view = ndarray::ArrayView3::from_shape((planes, 224, 224), &x[..]).expect("shape");
+        let want: Vec<f32> = gpuprims::cpu::pool::avg_pool2d(&view, &avg).expect("valid").iter().copied().collect();
+        let work = PoolWork { x: &x, shape };
+        let rows = support::pool_ladder(gpu, &work, &want, "avg_pool2d 3×3/2 f32", copy, &variants, false, |v| {
+            PoolPlan::<f32>::avg(gpu, shape, v)
+        })?;
         record(&rows, &format!("{planes} × 224²"), None, None);
     }
     // 2D filters: u8 images 1024² … 8192², replicate border: grey dilation 3 × 3, 5 × 5 and
@@ -456,4 +500,44 @@ fn filter_rows<T: Conv1dElement>(
     let mut want = vec![T::ZERO; n];
     cpu1d::par_correlate(&x, n, filter.taps(), filter.anchor(), Border::Zero, &mut want);
     support::conv1d_ladder(gpu, &work, &want, family, copy)
+}
+
+/// Row windows of i32 (the tutorial's int image, W11), u16 and f32 images of `side²` into two f32
+/// images at widths 15 and 255, through the running sums and `Auto`.
+fn window_types(
+    gpu: &Gpu,
+    side: usize,
+    copy: f64,
+    record: &mut impl FnMut(&[Row], &str, Option<f64>, Option<f64>),
+) -> gpuprims::Result<()> {
+    fn one<T: gpuprims::cpu::window::OracleElement + gpuprims::WindowElement + TryFrom<u8>>(
+        gpu: &Gpu,
+        side: usize,
+        copy: f64,
+        family: &'static str,
+        record: &mut impl FnMut(&[Row], &str, Option<f64>, Option<f64>),
+    ) -> gpuprims::Result<()>
+    where
+        gpuprims::abi::window::Sums<T::S, T::Q>: Send,
+        f32: gpuprims::WindowFloat<T>,
+    {
+        let pixels = support::image::<T>(side * side, side as u64 + 1);
+        for width in [15, 255] {
+            let work = WindowWork {
+                x: &pixels,
+                rows: side,
+                n: side,
+                width,
+                border: Border::Zero,
+            };
+            let want = support::window_want(&work);
+            let variants = [WindowVariant::RunningSum, WindowVariant::Auto];
+            let rows = support::window_ladder(gpu, &work, &want, family, copy, &variants)?;
+            record(&rows, &format!("{side}² × {width}"), None, None);
+        }
+        Ok(())
+    }
+    one::<i32>(gpu, side, copy, "window_sum_sumsq i32→f32", record)?;
+    one::<u16>(gpu, side, copy, "window_sum_sumsq u16→f32", record)?;
+    one::<f32>(gpu, side, copy, "window_sum_sumsq f32→f32", record)
 }

@@ -1,8 +1,9 @@
 //! Walks the pooling ladder on the classic tutorial's workloads — 2 × 2 max pooling of a
 //! (5, 5, 24, 24) f32 tensor, and of (5, 5, 25, 25) in ceil mode (its odd case: 13 × 13 outputs,
 //! the last windows partial) — then on (64, 64, 224, 224), the size where bandwidth decides; then
-//! 3 × 3 stride-2 padding-1 windows (the vectorized kernel cannot run them), 2 × 2 average pooling
-//! and u8 max pooling of an 8192² image. Every variant that can run the workload, `Auto` last.
+//! ResNet's overlapping 3 × 3 stride-2 padding-1 windows (the vectorized kernel cannot run them;
+//! the shared tile can) with and without indices, u8 max pooling of an 8192² image, and 2 × 2 and
+//! 3 × 3 stride-2 average pooling. Every variant that can run the workload, `Auto` last.
 //! Prints median kernel time, GB/s (input read once + output written once), % of the
 //! device-to-device copy bandwidth measured in the same run, speedups and PASS/FAIL (bit for bit
 //! against the CPU). The constant-input rung's time includes copying its input into the constant
@@ -31,19 +32,23 @@ fn main() {
     let gpu = opened.as_ref().map(|(g, copy)| (g, *copy));
     let big = if quick { (4, 8, 56, 56) } else { (64, 64, 224, 224) };
     let two = Pool2d::new((2, 2));
+    // ResNet's stem pooling: overlapping windows.
+    let resnet = Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
     let mut failed = false;
     for (dims, p, indices) in [
         ((5, 5, 24, 24), two, false),
         ((5, 5, 25, 25), two.ceil_mode(true), false),
         (big, two, false),
         (big, two, true),
-        (big, Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1)), false),
+        (big, resnet, false),
+        (big, resnet, true),
     ] {
         failed |= max_table::<f32>("f32", dims, p, indices, gpu);
     }
     let side = if quick { 512 } else { 8192 };
     failed |= max_table::<u8>("u8", (1, 1, side, side), two, false, gpu);
-    failed |= avg_table(big, gpu);
+    failed |= avg_table(big, AvgPool2d::new((2, 2)), gpu);
+    failed |= avg_table(big, AvgPool2d::new((3, 3)).stride((2, 2)).padding((1, 1)), gpu);
     support::finish(TUTORIAL, failed);
 }
 
@@ -81,7 +86,12 @@ where
         return false;
     };
     let variants = if indices {
-        vec![PoolVariant::ReadOnly, PoolVariant::Vectorized, PoolVariant::Auto]
+        vec![
+            PoolVariant::ReadOnly,
+            PoolVariant::Vectorized,
+            PoolVariant::SharedTile,
+            PoolVariant::Auto,
+        ]
     } else {
         all_variants()
     };
@@ -92,19 +102,22 @@ where
     report(&title, &rows, serial, rayon, copy)
 }
 
-/// 2 × 2 average pooling of `(n, c, h, w)` f32; true if a check failed.
-fn avg_table((n, c, h, w): (usize, usize, usize, usize), gpu: Option<(&Gpu, f64)>) -> bool {
+/// Average pooling of `(n, c, h, w)` f32 with `p`; true if a check failed.
+fn avg_table((n, c, h, w): (usize, usize, usize, usize), p: AvgPool2d, gpu: Option<(&Gpu, f64)>) -> bool {
     let x = support::pool_input::<f32>(n * c * h * w, 77);
-    let p = AvgPool2d::new((2, 2));
     let shape = PoolShape::avg(n * c, h, w, p);
+    let Ok((oh, ow)) = shape.output_size() else {
+        return true;
+    };
     let work = PoolWork { x: &x, shape };
     let view = ndarray::ArrayView3::from_shape((n * c, h, w), &x[..]).expect("shape");
     let (serial, want) = support::cpu_time_us(1, || cpupool::avg_pool2d(&view, &p).expect("valid"));
     let want: Vec<f32> = want.iter().copied().collect();
+    let win = p.window();
+    let (k, st, pad) = (win.kernel, win.stride, win.padding);
     let title = format!(
-        "avg pool 2×2, f32 ({n}, {c}, {h}, {w}) → ({n}, {c}, {}, {})",
-        h / 2,
-        w / 2
+        "avg pool {}×{} stride {}×{} pad {}×{}, f32 ({n}, {c}, {h}, {w}) → ({n}, {c}, {oh}, {ow})",
+        k.0, k.1, st.0, st.1, pad.0, pad.1
     );
     let Some((gpu, copy)) = gpu else {
         println!("{title}: CPU serial {serial:.1} µs");

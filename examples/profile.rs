@@ -5,15 +5,23 @@
 //!     cargo run --release --example profile -- reduce 20 auto
 //!     ncu --set full -k regex:register_blocked_vector -c 1 target/release/examples/profile conv1d f32 27 31 register-blocked-vector
 //!
-//! Arguments: `conv1d <f32|f64> <log2 n> <taps> <variant>` (a mean filter, zero border) or
-//! `reduce <log2 n> <variant>` (sum of squares of i32); variant names as in the tables
-//! (`auto` for `Auto`). Prints the median of the launches (GPU time) for orientation only.
+//!     ncu --set full -k regex:sliding -c 1 target/release/examples/profile window i32 8192 15 auto
+//!
+//! Arguments: `conv1d <f32|f64> <log2 n> <taps> <variant>` (a mean filter, zero border),
+//! `reduce <log2 n> <variant>` (sum of squares of i32) or `window <u8|u16|i32|f32> <side>
+//! <width> <variant>` (row sums and sums of squares of a side² image into two f32 images, zero
+//! border) or `pool <planes> <variant>` (ResNet's 3 × 3 stride-2 padding-1 max pooling of f32
+//! planes of 224²); variant names as in the tables (`auto` for `Auto`). Prints the median of the
+//! launches (GPU time) for orientation only.
 
 #[path = "support/mod.rs"]
 mod support;
 
 use gpuprims::abi::reduce::SumSq;
-use gpuprims::{Border, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, ReducePlan, ReduceVariant};
+use gpuprims::{
+    Border, Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d, Gpu, Pool2d, PoolPlan, PoolShape, PoolVariant,
+    ReducePlan, ReduceVariant, WindowElement, WindowFloat, WindowPlan, WindowVariant,
+};
 
 const LAUNCHES: usize = 5;
 
@@ -24,8 +32,16 @@ fn main() {
         ["conv1d", "f32", log2, taps, variant] => conv1d::<f32>(&gpu, parse(log2), parse(taps), variant),
         ["conv1d", "f64", log2, taps, variant] => conv1d::<f64>(&gpu, parse(log2), parse(taps), variant),
         ["reduce", log2, variant] => reduce(&gpu, parse(log2), variant),
+        ["pool", planes, variant] => pool(&gpu, parse(planes), variant),
+        ["window", "u8", side, width, variant] => window::<u8>(&gpu, parse(side), parse(width), variant),
+        ["window", "u16", side, width, variant] => window::<u16>(&gpu, parse(side), parse(width), variant),
+        ["window", "i32", side, width, variant] => window::<i32>(&gpu, parse(side), parse(width), variant),
+        ["window", "f32", side, width, variant] => window::<f32>(&gpu, parse(side), parse(width), variant),
         _ => {
-            eprintln!("usage: profile conv1d <f32|f64> <log2 n> <taps> <variant> | profile reduce <log2 n> <variant>");
+            eprintln!(
+                "usage: profile conv1d <f32|f64> <log2 n> <taps> <variant> | profile reduce <log2 n> <variant> \
+                 | profile window <u8|u16|i32|f32> <side> <width> <variant> | profile pool <planes> <variant>"
+            );
             std::process::exit(2);
         }
     });
@@ -81,5 +97,38 @@ fn reduce(gpu: &Gpu, log2: usize, variant: &str) -> gpuprims::Result<()> {
         launch.grid(),
         t.median_us
     );
+    Ok(())
+}
+
+fn window<T: WindowElement + TryFrom<u8>>(gpu: &Gpu, side: usize, width: usize, variant: &str) -> gpuprims::Result<()>
+where
+    f32: WindowFloat<T>,
+{
+    let variant = pick(WindowVariant::ALL, WindowVariant::Auto, WindowVariant::name, variant);
+    let x = gpu.stream().clone_htod(&support::image::<T>(side * side, side as u64))?;
+    // SAFETY: every output is written by each launch.
+    let (mut s, mut q) = unsafe { (gpu.stream().alloc::<f32>(side * side)?, gpu.stream().alloc::<f32>(side * side)?) };
+    let plan = WindowPlan::<T, f32, f32>::new(gpu, (side, side), width, Border::Zero, variant)?;
+    let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut s, &mut q))?;
+    println!(
+        "window {} {side}² × {width}: grid {}, median {:.2} µs",
+        plan.variant().name(),
+        plan.grid(),
+        t.median_us
+    );
+    Ok(())
+}
+
+fn pool(gpu: &Gpu, planes: usize, variant: &str) -> gpuprims::Result<()> {
+    let variant = pick(PoolVariant::ALL, PoolVariant::Auto, PoolVariant::name, variant);
+    let p = Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
+    let shape = PoolShape::max(planes, 224, 224, p);
+    let x = gpu.stream().clone_htod(&support::pool_input::<f32>(planes * 224 * 224, 3))?;
+    let plan = PoolPlan::<f32>::max(gpu, shape, variant)?;
+    let (oh, ow) = plan.output_size();
+    // SAFETY: every output is written by each launch.
+    let mut y = unsafe { gpu.stream().alloc::<f32>(planes * oh * ow) }?;
+    let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y, None))?;
+    println!("pool 3×3/2 {} {planes} × 224²: median {:.2} µs", plan.variant().name(), t.median_us);
     Ok(())
 }

@@ -139,3 +139,18 @@ pub fn fixture_border(name: &str, cval: f64) -> Border {
 pub fn fixture_numbers(s: &str) -> Vec<f64> {
     s.split_whitespace().map(|v| v.parse().expect("number")).collect()
 }
+
+/// A `CudaSlice` of `len` elements starting one element into `buf` (which holds `len + 1`): not
+/// 16-byte aligned. The caller must `leak` it before `buf` is dropped.
+pub fn one_element_in<T: cudarc::driver::DeviceRepr>(
+    gpu: &Gpu,
+    buf: &cudarc::driver::CudaSlice<T>,
+    len: usize,
+) -> cudarc::driver::CudaSlice<T> {
+    use cudarc::driver::DevicePtr;
+    assert!(buf.len() > len, "the buffer holds len + 1 elements");
+    let (ptr, _sync) = buf.device_ptr(gpu.stream());
+    // SAFETY: `len` elements from the second one lie in `buf`'s allocation; the caller leaks the
+    // alias before `buf` frees it.
+    unsafe { gpu.stream().upgrade_device_ptr(ptr + size_of::<T>() as u64, len) }
+}

@@ -22,7 +22,7 @@ use ndarray::{Array2, ArrayD, IxDyn};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::common::{gpu_trial, rng};
+use crate::common::{gpu_trial, one_element_in, rng};
 use crate::cpu_filter2d::{oracle, scipy_filters, scipy_match};
 
 trait El: Filter2dElement + Pixel2d + Debug + PartialEq {
@@ -631,21 +631,6 @@ fn word_tile_long_strips(gpu: &Gpu) -> Result<(), Failed> {
         close(&got, &want, 0.0, &format!("word-tile {op} {k}×{k} {border:?} {h}×{w}"))?;
     }
     Ok(())
-}
-
-/// A `CudaSlice` of `len` elements starting one element into `buf` (which holds `len + 1`): not
-/// 16-byte aligned. The caller must `leak` it before `buf` is dropped.
-fn one_element_in<T: cudarc::driver::DeviceRepr>(
-    gpu: &Gpu,
-    buf: &cudarc::driver::CudaSlice<T>,
-    len: usize,
-) -> cudarc::driver::CudaSlice<T> {
-    use cudarc::driver::DevicePtr;
-    assert!(buf.len() > len, "the buffer holds len + 1 elements");
-    let (ptr, _sync) = buf.device_ptr(gpu.stream());
-    // SAFETY: `len` elements from the second one lie in `buf`'s allocation; the caller leaks the
-    // alias before `buf` frees it.
-    unsafe { gpu.stream().upgrade_device_ptr(ptr + size_of::<T>() as u64, len) }
 }
 
 /// Input and output buffers that are not 16-byte aligned: the word-tile plans (widths that are

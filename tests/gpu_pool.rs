@@ -19,15 +19,16 @@ use ndarray::{Array1, ArrayD, ArrayViewD, Axis, IxDyn};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::common::{gpu_trial, rng};
+use crate::common::{gpu_trial, one_element_in, rng};
 use crate::cpu_pool::{TorchOp, TorchResult, same, torch_cases};
 
-const VARIANTS: [PoolVariant; 6] = [
+const VARIANTS: [PoolVariant; 7] = [
     PoolVariant::Global,
     PoolVariant::ConstantInput,
     PoolVariant::Texture,
     PoolVariant::ReadOnly,
     PoolVariant::Vectorized,
+    PoolVariant::SharedTile,
     PoolVariant::Auto,
 ];
 
@@ -163,6 +164,7 @@ fn expected_refusal(v: PoolVariant, e: &Error) -> bool {
         (v, e),
         (PoolVariant::ConstantInput, Error::ConstantBankFull { .. })
             | (PoolVariant::Vectorized, Error::Unsupported { .. })
+            | (PoolVariant::SharedTile, Error::Unsupported { .. })
     )
 }
 
@@ -489,6 +491,79 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
     }
 }
 
+/// The shared tile over planes of several tiles (128-column tiles past 256 outputs a row, row
+/// tiles, rows of whole 16-byte vectors or not) and from an input that is not 16-byte aligned
+/// (the plan's vector loads turn to element loads): values and argmax against the oracle,
+/// outputs poisoned first; `Auto` takes the tile for the overlapping windows.
+fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
+    fn err(e: cudarc::driver::DriverError) -> Failed {
+        Failed::from(e.to_string())
+    }
+    fn check<T: El + cudarc::driver::ValidAsZeroBits>(
+        gpu: &Gpu,
+        planes: usize,
+        (h, w): (usize, usize),
+        p: Pool2d,
+        seed: u64,
+    ) -> Result<(), Failed> {
+        let x = input::<T>(&[planes], (h, w), seed, seed.is_multiple_of(2), true);
+        let (wy, wi) = cpu::max_pool2d(&x, &p)?;
+        let what = format!("shared tile {} {p:?} {planes}×{h}×{w}", std::any::type_name::<T>());
+        let shape = PoolShape::max(planes, h, w, p);
+        let plan = PoolPlan::<T>::max(gpu, shape, PoolVariant::SharedTile)?;
+        if PoolPlan::<T>::max(gpu, shape, PoolVariant::Auto)?.variant() != PoolVariant::SharedTile {
+            return Err(format!("{what}: Auto does not take the shared tile").into());
+        }
+        let xs = x.as_slice().expect("contiguous");
+        let n = xs.len();
+        let out = wy.len();
+        let stream = gpu.stream();
+        for aligned in [true, false] {
+            let mut xbuf = stream.alloc_zeros::<T>(n + 1).map_err(err)?;
+            let mut ybuf = stream.alloc_zeros::<T>(out + 1).map_err(err)?;
+            let mut ibuf = stream.alloc_zeros::<i64>(out + 1).map_err(err)?;
+            gpu.poison(&mut ybuf)?;
+            gpu.poison(&mut ibuf)?;
+            let (got, idx) = if aligned {
+                stream.memcpy_htod(xs, &mut xbuf.slice_mut(..n)).map_err(err)?;
+                plan.enqueue(gpu, &xbuf, &mut ybuf, Some(&mut ibuf))?;
+                (stream.clone_dtoh(&ybuf).map_err(err)?, stream.clone_dtoh(&ibuf).map_err(err)?)
+            } else {
+                stream.memcpy_htod(xs, &mut xbuf.slice_mut(1..)).map_err(err)?;
+                let x1 = one_element_in(gpu, &xbuf, n);
+                let mut y1 = one_element_in(gpu, &ybuf, out);
+                let mut i1 = one_element_in(gpu, &ibuf, out);
+                plan.enqueue(gpu, &x1, &mut y1, Some(&mut i1))?;
+                let got = (stream.clone_dtoh(&y1).map_err(err)?, stream.clone_dtoh(&i1).map_err(err)?);
+                x1.leak();
+                y1.leak();
+                i1.leak();
+                got
+            };
+            let got = ArrayD::from_shape_vec(wy.raw_dim(), got[..out].to_vec()).expect("shape");
+            let idx = ArrayD::from_shape_vec(wi.raw_dim(), idx[..out].to_vec()).expect("shape");
+            compare(&format!("{what} aligned {aligned}"), &got, &wy, Some(&idx), Some(&wi))?;
+        }
+        Ok(())
+    }
+    let windows = [
+        Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1)),
+        Pool2d::new((3, 3)).padding((1, 1)),
+        Pool2d::new((5, 5)).stride((3, 2)).padding((2, 2)).ceil_mode(true),
+        Pool2d::new((3, 3)).stride((2, 2)).dilation((2, 3)),
+    ];
+    for (k, p) in windows.into_iter().enumerate() {
+        let seed = 900 + k as u64;
+        for plane in [(300, 517), (61, 640), (37, 1030)] {
+            check::<f32>(gpu, 2, plane, p, seed)?;
+            check::<u8>(gpu, 2, plane, p, seed)?;
+        }
+        check::<f64>(gpu, 3, (45, 258), p, seed)?;
+        check::<u16>(gpu, 3, (45, 258), p, seed)?;
+    }
+    Ok(())
+}
+
 /// Indexing of a batch by the last two axes only: pooling each plane alone equals pooling the stack.
 fn batch_is_planewise(gpu: &Gpu) -> Result<(), Failed> {
     let x = input::<u16>(&[3, 2], (17, 24), 99, false, false);
@@ -542,5 +617,6 @@ pub fn trials() -> Vec<Trial> {
     t.push(gpu_trial("gpu_pool::texture_plan_reuse".into(), texture_plan_reuse));
     t.push(gpu_trial("gpu_pool::errors_and_empty_batches".into(), errors_and_empty));
     t.push(gpu_trial("gpu_pool::batch_is_planewise".into(), batch_is_planewise));
+    t.push(gpu_trial("gpu_pool::shared_tile::planes_of_several_tiles".into(), shared_tile_planes));
     t
 }

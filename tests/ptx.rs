@@ -4,7 +4,7 @@
 //! showing them.
 
 use gpuprims::abi::conv1d::Conv1dStep;
-use gpuprims::abi::pool::{PoolKernel, VECTORIZED_ARGMAX};
+use gpuprims::abi::pool::PoolKernel;
 use gpuprims::kernels::{self, ModuleSource, arch_runs_on, launched_kernel_names, ptx_entries, ptx_runs_on};
 use gpuprims::ops::conv1d::Conv1dType;
 use gpuprims::ops::pool::PoolInstance;
@@ -302,7 +302,11 @@ pub fn trials() -> Vec<Trial> {
                 expect_in(&n[PoolKernel::Texture.index()..][..1], "tex.1d.v4")?;
                 expect_in(&n[PoolKernel::ReadOnly.index()..][..1], "ld.global.nc")?;
                 expect_in(&n[PoolKernel::Vectorized.index()..][..1], "ld.global.nc.v4.u32")?;
-                expect_in(&n[VECTORIZED_ARGMAX..][..1], "ld.global.nc.v4.u32")?;
+                for k in [PoolKernel::Vectorized, PoolKernel::SharedTile] {
+                    expect_in(&n[k.argmax_symbol().expect("an argmax kernel")..][..1], "ld.global.nc.v4.u32")?;
+                }
+                expect_in(&n[PoolKernel::SharedTile.index()..][..1], "ld.global.nc.v4.u32")?;
+                expect_in(&n[PoolKernel::SharedTile.index()..][..1], "ld.shared")?;
             }
             Ok(())
         }),

@@ -46,7 +46,8 @@
 //! (PyTorch's rule `p ≤ k / 2`), a divisor override of 0 or an output side below 1:
 //! [`Error::InvalidArgument`] naming the parameter and the values. `ConstantInput` on an input
 //! larger than the 64 KiB constant bank: [`Error::ConstantBankFull`] (never a silent fallback).
-//! `Vectorized` on a geometry it cannot run: [`Error::Unsupported`]. Planes of 2^32 samples or
+//! `Vectorized` on a geometry it cannot run, `SharedTile` on a window too large for its stage:
+//! [`Error::Unsupported`]. Planes of 2^32 samples or
 //! more: [`Error::TooManyElements`]. An empty batch gives an empty result.
 
 use std::sync::{Arc, Mutex, OnceLock};
@@ -57,7 +58,7 @@ use ndarray::Dimension;
 
 use crate::abi::CONSTANT_BANK_BYTES;
 use crate::abi::pool::{
-    AvgValue, FastDiv, POOL_BLOCK, POOL_SYMBOLS, PoolArgs, PoolKernel, PoolOp, PoolValue, VECTORIZED_ARGMAX,
+    AvgValue, FastDiv, POOL_BLOCK, POOL_SYMBOLS, PoolArgs, PoolKernel, PoolOp, PoolValue,
     output_size, vector_outputs,
 };
 use crate::array::{DeviceArray, Operand};
@@ -105,8 +106,15 @@ pub enum PoolVariant {
     /// padding and no dilation along the width, a kernel width dividing `16 / size`, and rows
     /// of whole 16-byte vectors; otherwise [`Error::Unsupported`].
     Vectorized,
-    /// `Vectorized` where it applies, else `ReadOnly` (on the H100 it ties plain global loads and
-    /// the texture path on non-overlapping windows; docs/PERFORMANCE.md).
+    /// A block per output tile: the input rows and columns the tile's windows read are staged in
+    /// shared memory by 16-byte loads (each input element read from DRAM once, however much the
+    /// windows overlap), then each thread walks whole windows out of the stage. For overlapping
+    /// windows (3 × 3 stride 2, ResNet's pooling) and any geometry the vectorized rung cannot
+    /// run. A window whose tile of one output row needs more than 48 KiB of shared memory:
+    /// [`Error::Unsupported`].
+    SharedTile,
+    /// `Vectorized` where it applies, else `SharedTile` where its stage fits, else `ReadOnly`
+    /// (docs/PERFORMANCE.md has the measurements behind the order).
     #[default]
     Auto,
 }
@@ -114,12 +122,13 @@ pub enum PoolVariant {
 impl PoolVariant {
     /// The ladder, in order (without `Auto`): `ALL[k.index()]` runs kernel `k` of
     /// [`PoolKernel::ALL`].
-    pub const ALL: [PoolVariant; 5] = [
+    pub const ALL: [PoolVariant; 6] = [
         PoolVariant::Global,
         PoolVariant::ConstantInput,
         PoolVariant::Texture,
         PoolVariant::ReadOnly,
         PoolVariant::Vectorized,
+        PoolVariant::SharedTile,
     ];
 
     /// Short name (tables, errors).
@@ -130,6 +139,7 @@ impl PoolVariant {
             PoolVariant::Texture => "texture",
             PoolVariant::ReadOnly => "read-only",
             PoolVariant::Vectorized => "vectorized",
+            PoolVariant::SharedTile => "shared-tile",
             PoolVariant::Auto => "auto",
         }
     }
@@ -148,8 +158,8 @@ macro_rules! pool_table {
             /// Every instance, in contract order (`inst as usize` indexes this).
             pub const ALL: &'static [PoolInstance] = &[$(PoolInstance::$inst),*];
 
-            /// The instance's kernel symbols, in `PoolKernel::ALL` order, then the vectorized
-            /// argmax kernel.
+            /// The instance's kernel symbols, in `PoolKernel::ALL` order, then the argmax
+            /// kernels (`PoolKernel::argmax_symbol`).
             pub const fn names(self) -> [&'static str; POOL_SYMBOLS] {
                 match self {
                     $(PoolInstance::$inst => crate::pool_kernel_names!($inst)),*

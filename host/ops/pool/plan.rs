@@ -81,6 +81,53 @@ pub(super) fn vectorized_unsupported(s: &PoolShape, elem_size: usize) -> Option<
     None
 }
 
+/// The shared tile's geometry for one shape: output tile, stage pitch and bytes.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct TileGeometry {
+    rows: usize,
+    cols: usize,
+    pitch: usize,
+    bytes: usize,
+}
+
+/// Shared memory a shared-tile block may stage: the default per-block limit, so no opt-in.
+const TILE_MAX_BYTES: usize = 48 << 10;
+/// Outputs one tile aims at (8 per thread) and the stage it aims to stay under (so 6 or more
+/// blocks share an SM).
+const TILE_OUTPUTS: usize = 2048;
+const TILE_TARGET_BYTES: usize = 32 << 10;
+
+/// The shared tile for `s` (`oh × ow` outputs of `size`-byte elements): tiles as wide as the
+/// output rows up to 256 (else 128 columns), `TILE_OUTPUTS / cols` rows, halved until the stage
+/// is at most `TILE_TARGET_BYTES`; the stage's rows are whole 16-byte vectors wide (its columns
+/// start on a vector boundary when the rows load as vectors). `Err` with the reason when even
+/// one output row needs more than `TILE_MAX_BYTES`.
+pub(super) fn tile_geometry(s: &PoolShape, oh: usize, ow: usize, size: usize) -> std::result::Result<TileGeometry, String> {
+    let p = &s.window;
+    let lanes = 16 / size;
+    let cols = if ow <= 256 { ow } else { 128 };
+    let span = |n: usize, stride: usize, k: usize, d: usize| (n - 1) * stride + (k - 1) * d + 1;
+    let cols_in = span(cols, p.stride.1, p.kernel.1, p.dilation.1);
+    let pitch = (cols_in + 2 * (lanes - 1)).min(s.w.next_multiple_of(lanes)).next_multiple_of(lanes);
+    let bytes = |rows: usize| span(rows, p.stride.0, p.kernel.0, p.dilation.0).min(s.h) * pitch * size;
+    let mut rows = (TILE_OUTPUTS / cols).clamp(1, oh.max(1));
+    while rows > 1 && bytes(rows) > TILE_TARGET_BYTES {
+        rows /= 2;
+    }
+    if bytes(rows) > TILE_MAX_BYTES {
+        return Err(format!(
+            "one output row of {cols} windows stages {} bytes, past the {TILE_MAX_BYTES}-byte tile",
+            bytes(rows)
+        ));
+    }
+    Ok(TileGeometry {
+        rows,
+        cols,
+        pitch,
+        bytes: bytes(rows),
+    })
+}
+
 /// One launch of a plan: the arguments (a plane range) and, for textures, the object's offset.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Launch {
@@ -145,16 +192,21 @@ impl<T: PoolElement> PoolPlan<T> {
             });
         }
         let input_len = shape.planes * plane;
+        let tile = tile_geometry(&shape, oh, ow, size);
         let kernel = match variant {
             PoolVariant::Auto if vectorized_unsupported(&shape, size).is_none() => PoolKernel::Vectorized,
+            PoolVariant::Auto if tile.is_ok() => PoolKernel::SharedTile,
             PoolVariant::Auto => PoolKernel::ReadOnly,
             v => PoolKernel::ALL[PoolVariant::ALL.iter().position(|&r| r == v).expect("a rung")],
         };
-        if kernel == PoolKernel::Vectorized
-            && let Some(reason) = vectorized_unsupported(&shape, size)
-        {
+        let refusal = match kernel {
+            PoolKernel::Vectorized => vectorized_unsupported(&shape, size),
+            PoolKernel::SharedTile => tile.as_ref().err().cloned(),
+            _ => None,
+        };
+        if let Some(reason) = refusal {
             return Err(Error::Unsupported {
-                variant: PoolVariant::Vectorized.name(),
+                variant: PoolVariant::ALL[kernel.index()].name(),
                 reason,
             });
         }
@@ -166,12 +218,19 @@ impl<T: PoolElement> PoolPlan<T> {
                 max: CONSTANT_BANK_BYTES,
             });
         }
-        // Threads per output row: one per output, or one per 16-byte vector of an input row.
-        let cols = match kernel {
-            PoolKernel::Vectorized => shape.w / (16 / size),
-            _ => ow,
+        // Threads per output row: one per output, or one per 16-byte vector of an input row; the
+        // shared tile splits its block index the same way, by tiles across and down.
+        let tile = tile.ok().filter(|_| kernel == PoolKernel::SharedTile);
+        let (cols, rows) = match (kernel, tile) {
+            (PoolKernel::Vectorized, _) => (shape.w / (16 / size), oh),
+            (_, Some(t)) => (ow.div_ceil(t.cols), oh.div_ceil(t.rows)),
+            _ => (ow, oh),
         };
-        let threads_per_plane = oh as u64 * cols as u64;
+        // Threads (the shared tile: blocks) of one plane.
+        let threads_per_plane = match tile {
+            Some(_) => rows as u64 * cols as u64,
+            None => oh as u64 * cols as u64,
+        };
         // Each launch indexes its threads in 32 bits: at most this many threads.
         let max_threads = (1u64 << 32) - POOL_BLOCK as u64;
         if threads_per_plane > max_threads {
@@ -201,12 +260,18 @@ impl<T: PoolElement> PoolPlan<T> {
             count_include_pad: shape.count_include_pad as u32,
             divisor: shape.divisor_override.unwrap_or(0),
             cols: FastDiv::new(cols as u32),
-            rows: FastDiv::new(oh as u32),
+            rows: FastDiv::new(rows as u32),
+            tile_rows: tile.map_or(0, |t| t.rows as u32),
+            tile_cols: tile.map_or(0, |t| t.cols as u32),
+            stage_pitch: tile.map_or(0, |t| t.pitch as u32),
+            vectors: tile.is_some_and(|_| shape.w.is_multiple_of(16 / size)) as u32,
             _pad: 0,
         };
         // Planes per launch: all of them, except past 2^32 threads or, for textures, past the
         // linear-texture width (less the slack of aligning the object's base down).
-        let mut per_launch = (max_threads / threads_per_plane.max(1)) as usize;
+        // (The shared tile's blocks: at most the grid's 2^31 − 1.)
+        let limit = if tile.is_some() { i32::MAX as u64 } else { max_threads };
+        let mut per_launch = (limit / threads_per_plane.max(1)) as usize;
         if kernel == PoolKernel::Texture {
             let limits = gpu.family::<PoolKernels>()?.texture_limits(gpu)?;
             let width = limits
@@ -226,7 +291,10 @@ impl<T: PoolElement> PoolPlan<T> {
         let mut begin = 0;
         while begin < shape.planes {
             let end = (begin + per_launch).min(shape.planes);
-            let blocks = ((end - begin) as u64 * threads_per_plane).div_ceil(POOL_BLOCK as u64);
+            let blocks = match tile {
+                Some(_) => (end - begin) as u64 * threads_per_plane,
+                None => ((end - begin) as u64 * threads_per_plane).div_ceil(POOL_BLOCK as u64),
+            };
             launches.push(Launch {
                 args: PoolArgs {
                     plane_begin: begin as u64,
@@ -236,19 +304,17 @@ impl<T: PoolElement> PoolPlan<T> {
                 cfg: LaunchConfig {
                     grid_dim: (blocks as u32, 1, 1),
                     block_dim: (POOL_BLOCK, 1, 1),
-                    shared_mem_bytes: 0,
+                    shared_mem_bytes: tile.map_or(0, |t| t.bytes as u32),
                 },
             });
             begin = end;
         }
         let variant = PoolVariant::ALL[kernel.index()];
         let ids = &gpu.family::<PoolKernels>()?.ids[instance as usize];
-        let argmax = kernel == PoolKernel::Vectorized && shape.op == PoolOp::Max;
+        let argmax = kernel.argmax_symbol().filter(|_| shape.op == PoolOp::Max);
         let kernels = (
             gpu.kernel(ids[kernel.index()])?.clone(),
-            argmax
-                .then(|| gpu.kernel(ids[VECTORIZED_ARGMAX]).cloned())
-                .transpose()?,
+            argmax.map(|i| gpu.kernel(ids[i]).cloned()).transpose()?,
         );
         Ok(PoolPlan {
             instance,
@@ -390,6 +456,8 @@ impl<T: PoolElement> PoolPlan<T> {
         let mut launch_all = || -> Result<()> {
             for (i, l) in self.launches.iter().enumerate() {
                 let mut args = l.args;
+                // The shared tile loads vectors only from a 16-byte aligned input.
+                args.vectors &= (x.device_ptr(stream).0 % 16 == 0) as u32;
                 let mut tex = 0u64;
                 if let Some(t) = held.as_ref() {
                     (tex, args.texture_base) = t.objects[i];
@@ -399,7 +467,8 @@ impl<T: PoolElement> PoolPlan<T> {
                 // SAFETY: the arguments match `(x: *const T, tex: u64, y: *mut T, idx: *mut i64,
                 // args: PoolArgs)` of every `gpuprims_pool_*` entry; x and y hold the plan's
                 // input and outputs (checked above), idx is null or holds the outputs; the
-                // vectorized kernel's geometry and alignment were checked; the texture objects
+                // vectorized kernel's geometry and alignment were checked, the shared tile's
+                // shared memory sized by `tile_geometry`; the texture objects
                 // cover this launch's planes; the constant bank holds x for ConstantInput.
                 unsafe { b.launch(l.cfg) }?;
             }

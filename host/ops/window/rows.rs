@@ -94,8 +94,8 @@ impl<T: WindowElement> RowPlan<T> {
         let optin = gpu.props().shared_mem_per_block_optin as usize;
         let table = variant.kernel();
         let sums = size_of::<Sums<T::S, T::Q>>();
-        let span = WINDOW_BLOCK * sliding_outputs(size);
         let (sum_size, sumsq_size) = instance.output_sizes();
+        let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size));
         let sliding_bytes = sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes;
         let kernel = if table == WindowKernel::RunningSum
             && !T::FLOAT

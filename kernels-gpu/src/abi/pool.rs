@@ -62,8 +62,17 @@ pub struct PoolArgs {
     pub divisor: i32,
     /// Threads per output row, as a divider.
     pub cols: FastDiv,
-    /// Output rows per plane (`oh`), as a divider.
+    /// Output rows per plane (`oh`), as a divider; for the shared tile, its tiles down a plane.
     pub rows: FastDiv,
+    /// Shared tile: output rows per tile.
+    pub tile_rows: u32,
+    /// Shared tile: output columns per tile.
+    pub tile_cols: u32,
+    /// Shared tile: elements per staged input row (a whole number of 16-byte vectors).
+    pub stage_pitch: u32,
+    /// Shared tile: 1 when the input rows load as 16-byte vectors (aligned input, rows of whole
+    /// vectors), else 0.
+    pub vectors: u32,
     /// Explicit padding so both sides agree on the layout.
     pub _pad: u32,
 }
@@ -214,30 +223,44 @@ pub enum PoolKernel {
     ReadOnly = 3,
     /// Several outputs per thread from one 16-byte read-only load per window row.
     Vectorized = 4,
+    /// A block per output tile, its input staged in shared memory by 16-byte loads.
+    SharedTile = 5,
 }
 
 impl PoolKernel {
     /// Every kernel, in table order.
-    pub const ALL: [PoolKernel; 5] = [
+    pub const ALL: [PoolKernel; 6] = [
         PoolKernel::Global,
         PoolKernel::ConstantInput,
         PoolKernel::Texture,
         PoolKernel::ReadOnly,
         PoolKernel::Vectorized,
+        PoolKernel::SharedTile,
     ];
 
     /// Index into [`PoolKernel::ALL`] and the kernel name tables.
     pub const fn index(self) -> usize {
         self as usize
     }
+
+    /// Index in the name tables of this rung's kernel that also writes the argmax, when it has
+    /// its own (the vectorized and shared-tile rungs: the value-only kernel is then not sized
+    /// for the argmax's registers); the one-output rungs write it when given the buffer.
+    pub const fn argmax_symbol(self) -> Option<usize> {
+        match self {
+            PoolKernel::Vectorized => Some(POOL_RUNGS),
+            PoolKernel::SharedTile => Some(POOL_RUNGS + 1),
+            _ => None,
+        }
+    }
 }
 
-/// Symbols per pooling instance: the five rungs, then the vectorized kernel that also writes the
-/// argmax (its own entry, so the value-only kernel is not sized for the argmax's registers).
-pub const POOL_SYMBOLS: usize = 6;
+/// Rungs of the pooling ladder.
+pub const POOL_RUNGS: usize = PoolKernel::ALL.len();
 
-/// Index of the vectorized argmax kernel in the name tables.
-pub const VECTORIZED_ARGMAX: usize = 5;
+/// Symbols per pooling instance: the rungs, then the vectorized and shared-tile kernels that also
+/// write the argmax ([`PoolKernel::argmax_symbol`]).
+pub const POOL_SYMBOLS: usize = POOL_RUNGS + 2;
 
 /// Outputs each thread of the vectorized kernel writes for a kernel width `kw` and `elem_size`-byte
 /// elements, when the kernel applies: one 16-byte vector holds whole windows (`kw` divides
@@ -260,8 +283,8 @@ macro_rules! pool_kernel_name {
     };
 }
 
-/// The kernel symbols of one instance, in [`PoolKernel::ALL`] order, then the vectorized argmax
-/// kernel ([`VECTORIZED_ARGMAX`]).
+/// The kernel symbols of one instance, in [`PoolKernel::ALL`] order, then the argmax kernels
+/// ([`PoolKernel::argmax_symbol`]).
 #[macro_export]
 macro_rules! pool_kernel_names {
     ($inst:ident) => {
@@ -271,7 +294,9 @@ macro_rules! pool_kernel_names {
             $crate::pool_kernel_name!($inst, "texture"),
             $crate::pool_kernel_name!($inst, "read_only"),
             $crate::pool_kernel_name!($inst, "vectorized"),
+            $crate::pool_kernel_name!($inst, "shared_tile"),
             $crate::pool_kernel_name!($inst, "vectorized_argmax"),
+            $crate::pool_kernel_name!($inst, "shared_tile_argmax"),
         ]
     };
 }

@@ -572,10 +572,31 @@ pub const fn running_shared_bytes(slots: u32, s_size: usize, q_size: usize, seg_
     staged.next_multiple_of(16) + slots as usize * t_size
 }
 
-/// Outputs per thread of the sliding kernel for an element of `elem_size` bytes: 16 bytes of
-/// input (16 u8, 8 u16, 4 i32).
-pub const fn sliding_outputs(elem_size: usize) -> u32 {
-    (16 / elem_size) as u32
+/// Outputs per thread of the sliding kernel for an element of `elem_size` bytes and outputs of
+/// `out_size` bytes (the larger of the two sums): 16 when the outputs are at most 4 bytes (every
+/// u8 instance too), so each thread's first window (`w` reads, or chunk sums) is shared by 16
+/// outputs and a tile spans 4096 of them; else 16 bytes of input (8 u16, 4 i32), so the wide
+/// outputs' stages fit beside the tile.
+pub const fn sliding_outputs(elem_size: usize, out_size: usize) -> u32 {
+    if out_size <= 4 || elem_size == 1 {
+        16
+    } else {
+        (16 / elem_size) as u32
+    }
+}
+
+/// The larger of two sizes (the sliding kernel's outputs).
+pub const fn max_size(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
+
+/// 16-byte vectors each thread of the sliding kernel loads per tile, for runs of `run_bytes`
+/// (outputs per thread × element size): a tile of `256 · P + w − 1` samples (`w ≤
+/// SLIDING_MAX_WIDTH`) takes at most `run_bytes / 16 · 256 + 1024 / lanes + 1` vectors, so
+/// `run_bytes / 16 + 2` per thread cover it for every element size; any beyond are staged with
+/// scalar loads.
+pub const fn sliding_vectors(run_bytes: usize) -> usize {
+    run_bytes / 16 + 2
 }
 
 /// Elements per chunk sum of the sliding kernel (wide windows start from whole chunks).
@@ -585,22 +606,19 @@ pub const SLIDING_CHUNK: u32 = 16;
 /// chunk sums (`w/16 + 30` reads at most, one more barrier).
 pub const SLIDING_DIRECT_MAX: u32 = 32;
 
-/// Shared-memory byte offset of tile element `e` of the sliding kernel: 4 padding bytes after
-/// every 16, so threads reading 16-byte runs at 16-byte strides hit distinct banks.
+/// Shared-memory byte offset of tile element `e` of the sliding kernel whose threads read runs
+/// of `run` bytes (outputs per thread × element size, a multiple of 16): 4 padding bytes after
+/// every run, so threads reading their runs at run strides (an odd number of words apart) hit
+/// distinct banks, and no 16-byte vector straddles a pad.
 #[inline(always)]
-pub const fn sliding_byte(e: usize, elem_size: usize) -> usize {
+pub const fn sliding_byte(e: usize, elem_size: usize, run: usize) -> usize {
     let b = e * elem_size;
-    b + 4 * (b / 16)
+    b + 4 * (b / run)
 }
 
 /// Widest window the integer sliding kernel takes (each thread starts from `w/16` chunk sums, so
 /// wider windows go to the block-scan kernel, whose cost does not grow with the width).
 pub const SLIDING_MAX_WIDTH: u64 = 1024;
-
-/// 16-byte vectors each thread of the sliding kernel loads per tile (a tile of `span + w − 1`
-/// samples takes at most `span/P + (w + P − 2)/P + 1` vectors; any beyond
-/// `SLIDING_VECTORS · WINDOW_BLOCK` are staged with scalar loads).
-pub const SLIDING_VECTORS: usize = 3;
 
 /// An integer input of the sliding kernel, with the accumulator of squares it slides in: the
 /// smallest whose wrapping arithmetic still ends exact for windows up to `SLIDING_MAX_WIDTH`
@@ -631,7 +649,7 @@ pub const NARROW32_MAX_WINDOW: u64 = 513;
 const _: () = assert!(NARROW32_MAX_WINDOW * NARROW32_MAX_WINDOW * 16257 < 1 << 32);
 
 const _: () = assert!(255 * 255 * SLIDING_MAX_WIDTH < 1 << 32);
-// Two chunks per thread cover a tile's chunks (the sliding kernel's chunk scan).
+// Two chunks per thread cover a tile's chunks (the sliding kernel's chunk scan, runs of 16).
 const _: () =
     assert!((WINDOW_BLOCK as u64 * 16 + SLIDING_MAX_WIDTH).div_ceil(SLIDING_CHUNK as u64) < 2 * WINDOW_BLOCK as u64);
 
@@ -716,7 +734,8 @@ pub const fn sliding_layout(
     sumsq_size: usize,
 ) -> SlidingLayout {
     let elems = span as usize + width as usize - 1 + 16 / elem_size;
-    let chunks = sliding_byte(elems, elem_size).next_multiple_of(16) + 16;
+    let run = (span / WINDOW_BLOCK) as usize * elem_size;
+    let chunks = sliding_byte(elems, elem_size, run).next_multiple_of(16) + 16;
     let stage_sum = (chunks + (elems.div_ceil(SLIDING_CHUNK as usize) + 1) * sums_size).next_multiple_of(16);
     let stage_sumsq = stage_sum + span as usize * sum_size;
     SlidingLayout {
@@ -823,7 +842,7 @@ macro_rules! for_each_window_instance {
             u16_f32 => u16, f32, f32, fused(4, 3), 3;
             u16_f64 => u16, f64, f64, fused(4, 3), 3;
             u16_exact => u16, u64, u64, fused(4, 3), 3;
-            i32_f32 => i32, f32, f32, fused(4, 3), 3;
+            i32_f32 => i32, f32, f32, fused(3, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
             f32_f32 => f32, f32, f32, separable, 3;

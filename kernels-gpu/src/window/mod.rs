@@ -35,9 +35,9 @@
 use crate::abi::border::{BorderMode, border_index, border_index_i32};
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    Acc, BoxArgs, BoxKind, FUSED_BLOCK, FUSED_HALO, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, SLIDING_VECTORS, Seg,
+    Acc, BoxArgs, BoxKind, FUSED_BLOCK, FUSED_HALO, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, Seg,
     SlideIn, Sums, WINDOW_BLOCK, WINDOW_WARPS, WindowIn, fused_layout, fused_slot, running_single_round, sliding_byte,
-    sliding_layout, sliding_stage_slot,
+    sliding_layout, sliding_vectors, sliding_stage_slot,
 };
 use crate::device::*;
 
@@ -114,8 +114,12 @@ macro_rules! window_entries {
         $crate::launch_bounds!($crate::window_kernel_name!($inst, "sliding_sum"), 256, $slide);
         #[unsafe(export_name = $crate::window_kernel_name!($inst, "sliding_sum"))]
         pub unsafe extern "ptx-kernel" fn sliding_sum(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
-            const P: usize = $crate::abi::window::sliding_outputs(core::mem::size_of::<$t>()) as usize;
-            unsafe { super::sliding_sum::<$t, $s, $q, P>(x, s, q, a) }
+            const P: usize = $crate::abi::window::sliding_outputs(
+                core::mem::size_of::<$t>(),
+                $crate::abi::window::max_size(core::mem::size_of::<$s>(), core::mem::size_of::<$q>()),
+            ) as usize;
+            const V: usize = $crate::abi::window::sliding_vectors(P * core::mem::size_of::<$t>());
+            unsafe { super::sliding_sum::<$t, $s, $q, P, V>(x, s, q, a) }
         }
         $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, $boxed);
         #[unsafe(export_name = $crate::window_kernel_name!($inst, "box_fused"))]

@@ -309,6 +309,7 @@ pub(super) struct Words([u32; 4]);
 /// `row_start`, which read the row's samples at positions `[first, first + len)`. The samples
 /// inside the row that fill whole aligned 16-byte vectors (`vectors` of them from vector
 /// `v_begin`) are staged with vector loads, the rest (row ends, border positions) one by one.
+/// `P` is the outputs per thread, `V` the vectors each thread loads ([`sliding_vectors`]).
 #[derive(Clone, Copy)]
 pub(super) struct SlidingTile {
     pub(super) row_start: u64,
@@ -316,7 +317,8 @@ pub(super) struct SlidingTile {
     pub(super) outputs: usize,
     pub(super) len: usize,
     pub(super) first: i64,
-    /// Tile element 0 sits at shared element `lead` (`g0 mod P`), so vectors land aligned.
+    /// Tile element 0 sits at shared element `lead` (`g0` modulo a vector's lanes), so vectors
+    /// land aligned.
     pub(super) lead: usize,
     pub(super) v_begin: u64,
     pub(super) vectors: usize,
@@ -324,7 +326,8 @@ pub(super) struct SlidingTile {
 
 impl SlidingTile {
     #[inline(always)]
-    pub(super) fn new<T, const P: usize>(k: u64, span: u64, a: &RowArgs<T>, vector_loads: bool) -> Self {
+    pub(super) fn new<T, const V: usize>(k: u64, span: u64, a: &RowArgs<T>, vector_loads: bool) -> Self {
+        let lanes = 16 / core::mem::size_of::<T>() as u64;
         let tiles = a.n.div_ceil(span);
         let (r, kk) = (k / tiles, k % tiles);
         let row_start = r * a.n;
@@ -336,9 +339,9 @@ impl SlidingTile {
         // The in-row samples [lo, hi), as flat indices.
         let lo = row_start as i64 + first.max(0);
         let hi = row_start as i64 + (first + len as i64).min(a.n as i64);
-        let (v_begin, v_end) = ((lo as u64).div_ceil(P as u64), (hi.max(lo) as u64) / P as u64);
+        let (v_begin, v_end) = ((lo as u64).div_ceil(lanes), (hi.max(lo) as u64) / lanes);
         let vectors = if vector_loads && v_end > v_begin {
-            ((v_end - v_begin) as usize).min(SLIDING_VECTORS * WINDOW_BLOCK as usize)
+            ((v_end - v_begin) as usize).min(V * WINDOW_BLOCK as usize)
         } else {
             0
         };
@@ -348,16 +351,16 @@ impl SlidingTile {
             outputs,
             len,
             first,
-            lead: g0.rem_euclid(P as i64) as usize,
+            lead: g0.rem_euclid(lanes as i64) as usize,
             v_begin,
             vectors,
         }
     }
 
-    /// Tile position of vector `j`'s first sample.
+    /// Tile position of vector `j`'s first sample (`lanes` samples per vector).
     #[inline(always)]
-    pub(super) fn vector_pos<const P: usize>(&self, j: usize) -> usize {
-        ((self.v_begin as i64 + j as i64) * P as i64 - (self.row_start as i64 + self.first)) as usize
+    pub(super) fn vector_pos(&self, j: usize, lanes: usize) -> usize {
+        ((self.v_begin as i64 + j as i64) * lanes as i64 - (self.row_start as i64 + self.first)) as usize
     }
 
     /// This thread's vector loads (vectors `t`, `t + B`, ...), all issued before any is used.
@@ -365,13 +368,14 @@ impl SlidingTile {
     /// # Safety
     /// `x` is the kernel's input, 16-byte aligned when `vectors > 0`.
     #[inline(always)]
-    pub(super) unsafe fn load_vectors<T, const P: usize>(&self, x: *const T, t: usize) -> [[u32; 4]; SLIDING_VECTORS] {
-        let mut v = [[0u32; 4]; SLIDING_VECTORS];
-        crate::unroll!(SLIDING_VECTORS, |i| {
+    pub(super) unsafe fn load_vectors<T, const V: usize>(&self, x: *const T, t: usize) -> [[u32; 4]; V] {
+        let lanes = 16 / core::mem::size_of::<T>();
+        let mut v = [[0u32; 4]; V];
+        crate::unroll!(V, |i| {
             let j = t + i * WINDOW_BLOCK as usize;
             if j < self.vectors {
                 // SAFETY: vector v_begin + j lies inside the row (SlidingTile::new), aligned.
-                v[i] = unsafe { load_nc_v4(x.add((self.v_begin as usize + j) * P) as *const [u32; 4]) };
+                v[i] = unsafe { load_nc_v4(x.add((self.v_begin as usize + j) * lanes) as *const [u32; 4]) };
             }
         });
         v
@@ -383,7 +387,7 @@ impl SlidingTile {
     /// # Safety
     /// `tile` is the padded shared tile sized for this span and width; `x` the kernel's input.
     #[inline(always)]
-    pub(super) unsafe fn stage<T: WindowIn, const P: usize>(
+    pub(super) unsafe fn stage<T: WindowIn, const P: usize, const V: usize>(
         &self,
         tile: *mut u8,
         x: *const T,
@@ -391,22 +395,23 @@ impl SlidingTile {
         t: usize,
     ) {
         let size = core::mem::size_of::<T>();
+        let (lanes, run) = (16 / size, P * size);
         // SAFETY: forwarded.
-        let pre = unsafe { self.load_vectors::<T, P>(x, t) };
-        crate::unroll!(SLIDING_VECTORS, |i| {
+        let pre = unsafe { self.load_vectors::<T, V>(x, t) };
+        crate::unroll!(V, |i| {
             let j = t + i * WINDOW_BLOCK as usize;
             if j < self.vectors {
                 // SAFETY: the vector's 16 bytes land at a 4-byte aligned padded offset inside
                 // the tile.
                 unsafe {
-                    let dst = tile.add(sliding_byte(self.lead + self.vector_pos::<P>(j), size)) as *mut Words;
+                    let dst = tile.add(sliding_byte(self.lead + self.vector_pos(j, lanes), size, run)) as *mut Words;
                     dst.write(Words(pre[i]));
                 }
             }
         });
         // Scalar positions: [0, head) and [tail, len).
         let (head, tail) = if self.vectors > 0 {
-            (self.vector_pos::<P>(0), self.vector_pos::<P>(self.vectors))
+            (self.vector_pos(0, lanes), self.vector_pos(self.vectors, lanes))
         } else {
             (self.len, self.len)
         };
@@ -419,7 +424,7 @@ impl SlidingTile {
             // SAFETY: p < len positions of the tile; the row holds n samples.
             unsafe {
                 let v = row.sample(self.first + p as i64);
-                (tile.add(sliding_byte(self.lead + p, size)) as *mut T).write(v);
+                (tile.add(sliding_byte(self.lead + p, size, run)) as *mut T).write(v);
             }
             j += WINDOW_BLOCK as usize;
         }
@@ -526,16 +531,18 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 }
 
 /// Rung 5 for integers: running sums slid by each thread. Tile `k` holds outputs
-/// `[S·k', S·k' + S)` of a row (`S = WINDOW_BLOCK · P`, `P` = 16 bytes of input per thread); a
-/// block loops over tiles `k, k + grid, ..` (the host launches one block per tile, which measured
-/// faster on the H100 than persistent blocks prefetching the next tile).
+/// `[S·k', S·k' + S)` of a row (`S = WINDOW_BLOCK · P`, `P` outputs per thread:
+/// [`sliding_outputs`]); a block loops over tiles `k, k + grid, ..` (the host launches one block
+/// per tile, which measured faster on the H100 than persistent blocks prefetching the next
+/// tile).
 ///
 /// 1. The block stages the tile's `S + w − 1` samples in shared memory: the aligned 16-byte
-///    vectors inside the row with read-only vector loads, row ends and border positions one by
-///    one. The layout inserts 4 bytes after every 16 ([`sliding_byte`]), so the threads'
-///    16-byte-strided reads below fall in distinct banks.
+///    vectors inside the row with read-only vector loads (`V` per thread, all in flight), row
+///    ends and border positions one by one. The layout inserts 4 bytes after every thread's run
+///    of `P` samples ([`sliding_byte`]), so the threads' run-strided reads below fall in
+///    distinct banks.
 /// 2. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
-///    on long tiles (`P = 16`, u8) scans those sums into prefix sums.
+///    on long tiles (`P = 16`) scans those sums into prefix sums.
 /// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
 ///    sums or `w/16` chunk sums — plus at most two partial ones), then slides it over its `P`
 ///    outputs, adding the entering sample and
@@ -548,7 +555,12 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 /// and dynamic shared memory of `sliding_layout(S, w, ..).bytes`; widths up to
 /// `SLIDING_MAX_WIDTH`.
 #[allow(unused_assignments)] // the last unrolled slide
-pub unsafe fn sliding_sum<T, S, Q, const P: usize>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
+    x: *const T,
+    sum: *mut S,
+    sumsq: *mut Q,
+    a: RowArgs<T>,
+)
 where
     T: SlideIn,
     T::S: WarpShuffle,
@@ -557,7 +569,8 @@ where
     Q: FromAcc<T::SQ>,
 {
     let size = core::mem::size_of::<T>();
-    const { assert!(P * core::mem::size_of::<T>() == 16) };
+    const { assert!((P * core::mem::size_of::<T>()).is_multiple_of(16) && P <= 16) };
+    let run = (P * size) as u32;
     // Outputs of one vector per thread skip the stage.
     let direct = const { P == S::LANES && P == Q::LANES };
     // Wide windows: chunk prefix sums by a block scan (O(1) per window) on long tiles only.
@@ -589,12 +602,12 @@ where
     let wide = w > SLIDING_DIRECT_MAX as usize;
     let mut k = block_idx() as u64;
     while k < total_tiles {
-        let cur = SlidingTile::new::<T, P>(k, span, &a, vector_loads);
+        let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
         // SAFETY: every thread reaches it (k is block-uniform): the previous tile's readers of
         // the tile, chunk sums and stages are done.
         unsafe { sync_threads() };
         // SAFETY: the layout's tile region.
-        unsafe { cur.stage::<T, P>(tile, x, &a, t) };
+        unsafe { cur.stage::<T, P, V>(tile, x, &a, t) };
         // SAFETY: every thread reaches it.
         unsafe { sync_threads() };
         let lead = cur.lead as u32;
@@ -603,7 +616,7 @@ where
         let elem = |p: usize| {
             let b = (lead + p as u32) * size as u32;
             // SAFETY: callers pass p < len (inside the staged tile).
-            unsafe { (tile.add((b + 4 * (b / 16)) as usize) as *const T).read() }.lift_slide()
+            unsafe { (tile.add((b + 4 * (b / run)) as usize) as *const T).read() }.lift_slide()
         };
         if wide {
             // Long tiles: prefix[c], the sums of chunks 0..c (16 tile positions each). Thread t
