@@ -263,6 +263,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         let variants = [
             PoolVariant::ReadOnly,
             PoolVariant::Texture,
+            PoolVariant::Vectorized,
             PoolVariant::SharedTile,
             PoolVariant::Auto,
         ];

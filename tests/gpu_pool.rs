@@ -456,11 +456,11 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
         }) => {}
         other => return Err(format!("constant input of 100 KiB: {:?}", other.err()).into()),
     }
-    match gpu.max_pool2d_with(&big, Pool2d::new((3, 3)).stride((2, 2)), PoolVariant::Vectorized) {
+    match gpu.max_pool2d_with(&big, Pool2d::new((3, 3)), PoolVariant::Vectorized) {
         Err(Error::Unsupported {
             variant: "vectorized", ..
         }) => {}
-        other => return Err(format!("vectorized 3×3/2: {:?}", other.err()).into()),
+        other => return Err(format!("vectorized 3×3/1: {:?}", other.err()).into()),
     }
     match gpu.max_pool2d(&Array1::<f32>::zeros(8), Pool2d::new((2, 2))) {
         Err(Error::InvalidArgument { name: "x", .. }) => {}
@@ -493,8 +493,9 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
 
 /// The shared tile over planes of several tiles (128-column tiles past 256 outputs a row, row
 /// tiles, rows of whole 16-byte vectors or not) and from an input that is not 16-byte aligned
-/// (the plan's vector loads turn to element loads): values and argmax against the oracle,
-/// outputs poisoned first; `Auto` takes the tile for the overlapping windows.
+/// (the plan's vector loads turn to element loads), and the vectorized rung's 3-wide kernel
+/// where it fits (stride 2, rows of whole vectors): values and argmax against the oracle,
+/// outputs poisoned first; `Auto` takes the vectorized rung where it fits, else the tile.
 fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
     fn err(e: cudarc::driver::DriverError) -> Failed {
         Failed::from(e.to_string())
@@ -510,15 +511,26 @@ fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
         let (wy, wi) = cpu::max_pool2d(&x, &p)?;
         let what = format!("shared tile {} {p:?} {planes}×{h}×{w}", std::any::type_name::<T>());
         let shape = PoolShape::max(planes, h, w, p);
-        let plan = PoolPlan::<T>::max(gpu, shape, PoolVariant::SharedTile)?;
-        if PoolPlan::<T>::max(gpu, shape, PoolVariant::Auto)?.variant() != PoolVariant::SharedTile {
-            return Err(format!("{what}: Auto does not take the shared tile").into());
+        let vectorized = PoolPlan::<T>::max(gpu, shape, PoolVariant::Vectorized).ok();
+        let want = match vectorized {
+            Some(_) => PoolVariant::Vectorized,
+            None => PoolVariant::SharedTile,
+        };
+        if PoolPlan::<T>::max(gpu, shape, PoolVariant::Auto)?.variant() != want {
+            return Err(format!("{what}: Auto does not take {want:?}").into());
         }
+        let plans = [Some(PoolPlan::<T>::max(gpu, shape, PoolVariant::SharedTile)?), vectorized];
         let xs = x.as_slice().expect("contiguous");
         let n = xs.len();
         let out = wy.len();
         let stream = gpu.stream();
-        for aligned in [true, false] {
+        // The vectorized rung refuses an unaligned input (its error is checked elsewhere).
+        for (plan, aligned) in plans
+            .iter()
+            .flatten()
+            .flat_map(|p| [(p, true), (p, false)])
+            .filter(|(p, aligned)| *aligned || p.variant() == PoolVariant::SharedTile)
+        {
             let mut xbuf = stream.alloc_zeros::<T>(n + 1).map_err(err)?;
             let mut ybuf = stream.alloc_zeros::<T>(out + 1).map_err(err)?;
             let mut ibuf = stream.alloc_zeros::<i64>(out + 1).map_err(err)?;
@@ -542,19 +554,22 @@ fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
             };
             let got = ArrayD::from_shape_vec(wy.raw_dim(), got[..out].to_vec()).expect("shape");
             let idx = ArrayD::from_shape_vec(wi.raw_dim(), idx[..out].to_vec()).expect("shape");
-            compare(&format!("{what} aligned {aligned}"), &got, &wy, Some(&idx), Some(&wi))?;
+            let what = format!("{what} {:?} aligned {aligned}", plan.variant());
+            compare(&what, &got, &wy, Some(&idx), Some(&wi))?;
         }
         Ok(())
     }
     let windows = [
         Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1)),
+        Pool2d::new((3, 3)).stride((2, 2)).ceil_mode(true),
+        Pool2d::new((3, 2)).stride((2, 2)).padding((1, 1)).ceil_mode(true),
         Pool2d::new((3, 3)).padding((1, 1)),
         Pool2d::new((5, 5)).stride((3, 2)).padding((2, 2)).ceil_mode(true),
         Pool2d::new((3, 3)).stride((2, 2)).dilation((2, 3)),
     ];
     for (k, p) in windows.into_iter().enumerate() {
         let seed = 900 + k as u64;
-        for plane in [(300, 517), (61, 640), (37, 1030)] {
+        for plane in [(300, 517), (61, 640), (37, 1030), (20, 224)] {
             check::<f32>(gpu, 2, plane, p, seed)?;
             check::<u8>(gpu, 2, plane, p, seed)?;
         }

@@ -9,6 +9,7 @@
 //! | `texture` | one output per thread | `tex.1d` over a texture object on the input | the texture unit's fetch rate and latency (the same L1 data, through the texture pipeline) |
 //! | `read_only` | one output per thread | `ld.global.nc` | per-thread scalar loads: many load instructions per byte |
 //! | `vectorized` | `16 / size / kw` outputs per thread | one 16-byte `ld.global.nc.v4` per window row, outputs packed into one vector store | DRAM bandwidth |
+//! | `vectorized` (3-wide overlapping windows: `vectorized3`) | `16 / size / stride` outputs per thread | one 16-byte load per window row and the element each side the windows reach | DRAM bandwidth |
 //! | `shared_tile` | a block per output tile, outputs `t, t + 256, …` of it per thread | the tile's input rows staged in shared memory by 16-byte loads, each element read from DRAM once | DRAM bandwidth; shared-memory reads of the overlapping windows |
 //!
 //! Every kernel takes `(x, tex, y, idx, args)`: `tex` is read only by the texture kernel, `idx`
@@ -402,6 +403,129 @@ pub unsafe fn vectorized<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
     }
 }
 
+/// `P = lanes / SW` outputs per thread for 3-wide windows without dilation at stride `SW` whose
+/// horizontal padding `PW ≤ 1` keeps every tap within one element of the thread's 16-byte vector
+/// (the host runs stride 2: 3 × 3 stride 2 padding 1 is ResNet's pooling). Thread `t` takes vector column `c` of
+/// output row `oy` as the vectorized kernel does; per window row it loads that vector with
+/// `ld.global.nc.v4` and the one element on each side its windows reach with scalar loads (L1
+/// hits: the neighbouring threads' vectors hold them), then folds the taps of each output in
+/// row-major order, so ties, NaN and the average's summation order are the one-output rungs'.
+///
+/// # Safety
+/// As [`pool_one`]; additionally `w` is a multiple of the vector's lanes, `kw = 3`, `dw = 1`,
+/// `sw = SW`, `pw = PW`, `(w / lanes) · P ≥ ow`, and `x` is 16-byte aligned.
+#[inline(always)]
+unsafe fn pool_vectorized3<T: PoolIn, R: PoolOp<T>, const SW: usize, const PW: usize, const P: usize, const INDEXED: bool>(
+    x: *const T,
+    y: *mut T,
+    idx: *mut i64,
+    a: &PoolArgs,
+) {
+    const { assert!(P * SW <= 16 && PW <= 1 && 2 <= SW + PW) };
+    let lanes = T::LANES as usize;
+    let Some((plane, oy, c)) = thread_coordinates(a) else {
+        return;
+    };
+    let rows = R::span(oy, a.sh, a.ph, a.kh, a.dh, a.h);
+    let col0 = c as i64 * lanes as i64;
+    // Each output's columns, and the vector-relative range of its in-plane taps.
+    let mut cols = [Span {
+        start: 0,
+        end: 0,
+        step: 1,
+        padded: 0,
+    }; P];
+    let mut lo = [0i64; P];
+    let mut hi = [0i64; P];
+    crate::unroll!(P, |j| {
+        cols[j] = R::span(c * P as u32 + j as u32, SW as u32, PW as u32, 3, 1, a.w);
+        lo[j] = cols[j].start - col0;
+        hi[j] = cols[j].end - col0;
+    });
+    let mut acc = [R::begin(0); P];
+    if INDEXED {
+        crate::unroll!(P, |j| {
+            acc[j] = R::begin((rows.start * a.w as i64 + cols[j].start) as u32);
+        });
+    }
+    let base = plane * a.h as u64 * a.w as u64;
+    let (left, right) = (col0 > 0, col0 + (lanes as i64) < a.w as i64);
+    let mut row = rows.start;
+    while row < rows.end {
+        let at = base + row as u64 * a.w as u64 + col0 as u64;
+        // Taps -1 ..= lanes of the row (vector-relative): the vector, and one element each side.
+        let mut e = [T::LOWEST; 18];
+        // SAFETY: the vector lies inside the row (w is a multiple of lanes), 16-byte aligned;
+        // the side elements are read only when inside the row.
+        unsafe {
+            let words = load_nc_v4(x.add(at as usize).cast());
+            if PW == 1 && left {
+                e[0] = T::read_only(x.add(at as usize - 1));
+            }
+            if SW + PW <= 2 && right {
+                e[lanes + 1] = T::read_only(x.add(at as usize + lanes));
+            }
+            let mut k = 1;
+            T::for_each_lane(words, |v| {
+                e[k] = v;
+                k += 1;
+            });
+        }
+        let index0 = row as u32 * a.w;
+        crate::unroll!(P, |j| {
+            crate::unroll!(3, |t| {
+                let tap = (j * SW + t) as i64 - PW as i64;
+                if tap >= lo[j] && tap < hi[j] {
+                    let col = (col0 + tap) as u32;
+                    R::take(&mut acc[j], e[(tap + 1) as usize], if INDEXED { index0 + col } else { 0 });
+                }
+            });
+        });
+        row += rows.step;
+    }
+    let o = (plane * a.oh as u64 + oy as u64) * a.ow as u64;
+    crate::unroll!(P, |j| {
+        let ox = c as u64 * P as u64 + j as u64;
+        if ox < a.ow as u64 {
+            let (v, index) = R::finish(acc[j], a, &rows, &cols[j]);
+            // SAFETY: output ox of the row, inside the caller's buffers.
+            unsafe {
+                *y.add((o + ox) as usize) = v;
+                if INDEXED {
+                    *idx.add((o + ox) as usize) = index as i64;
+                }
+            }
+        }
+    });
+}
+
+/// The 3-wide overlapping vectorized kernel for the launch's stride and padding (`pool_vectorized3`).
+///
+/// # Safety
+/// As [`pool_vectorized3`]; the host launches it only for `(sw, pw)` of `(2, 1)` or `(2, 0)`.
+#[inline(always)]
+pub unsafe fn vectorized3<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
+    x: *const T,
+    y: *mut T,
+    idx: *mut i64,
+    a: &PoolArgs,
+) {
+    // SAFETY: forwarded.
+    unsafe {
+        match (a.sw, a.pw, T::LANES) {
+            (2, 1, 16) => pool_vectorized3::<T, R, 2, 1, 8, INDEXED>(x, y, idx, a),
+            (2, 1, 8) => pool_vectorized3::<T, R, 2, 1, 4, INDEXED>(x, y, idx, a),
+            (2, 1, 4) => pool_vectorized3::<T, R, 2, 1, 2, INDEXED>(x, y, idx, a),
+            (2, 1, _) => pool_vectorized3::<T, R, 2, 1, 1, INDEXED>(x, y, idx, a),
+            (2, 0, 16) => pool_vectorized3::<T, R, 2, 0, 8, INDEXED>(x, y, idx, a),
+            (2, 0, 8) => pool_vectorized3::<T, R, 2, 0, 4, INDEXED>(x, y, idx, a),
+            (2, 0, 4) => pool_vectorized3::<T, R, 2, 0, 2, INDEXED>(x, y, idx, a),
+            (2, 0, _) => pool_vectorized3::<T, R, 2, 0, 1, INDEXED>(x, y, idx, a),
+            _ => {}
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // A shared tile per block: overlapping windows
 // ---------------------------------------------------------------------------------------------
@@ -642,6 +766,16 @@ pub unsafe fn shared_tile<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
 // Entries
 // ---------------------------------------------------------------------------------------------
 
+/// Launch bounds of the 3-wide vectorized kernels: 3 resident blocks (85 registers) for max —
+/// what its u8 argmax form (8 outputs per thread) reaches without spilling; none for the average,
+/// which ptxas fits in 64 registers unbounded but spills under any bound (sm_90).
+macro_rules! vectorized3_bounds {
+    (Max, $symbol:expr) => {
+        $crate::launch_bounds!($symbol, 256, 3);
+    };
+    (Avg, $symbol:expr) => {};
+}
+
 macro_rules! pool_entries {
     ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal;)*) => {$(
         pub mod $inst {
@@ -677,6 +811,16 @@ macro_rules! pool_entries {
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized_argmax"))]
             pub unsafe extern "ptx-kernel" fn vectorized_argmax(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
                 unsafe { super::vectorized::<$t, $op, true>(x, y, idx, &a) }
+            }
+            vectorized3_bounds!($op, $crate::pool_kernel_name!($inst, "vectorized3"));
+            #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized3"))]
+            pub unsafe extern "ptx-kernel" fn vectorized3(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
+                unsafe { super::vectorized3::<$t, $op, false>(x, y, idx, &a) }
+            }
+            vectorized3_bounds!($op, $crate::pool_kernel_name!($inst, "vectorized3_argmax"));
+            #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized3_argmax"))]
+            pub unsafe extern "ptx-kernel" fn vectorized3_argmax(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
+                unsafe { super::vectorized3::<$t, $op, true>(x, y, idx, &a) }
             }
             $crate::launch_bounds!($crate::pool_kernel_name!($inst, "shared_tile_argmax"), 256, 4);
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "shared_tile_argmax"))]

@@ -58,8 +58,9 @@ use ndarray::Dimension;
 
 use crate::abi::CONSTANT_BANK_BYTES;
 use crate::abi::pool::{
-    AvgValue, FastDiv, POOL_BLOCK, POOL_SYMBOLS, PoolArgs, PoolKernel, PoolOp, PoolValue,
-    output_size, vector_outputs,
+    AvgValue, FastDiv, POOL_BLOCK, POOL_SYMBOLS, PoolArgs, PoolKernel, PoolOp, PoolValue, VECTORIZED3,
+    VECTORIZED3_ARGMAX,
+    output_size, vector3_fits, vector_outputs,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::bank::BankContent;
@@ -104,7 +105,9 @@ pub enum PoolVariant {
     /// `16 / size / kw` outputs per thread from one 16-byte load per window row and one vector
     /// store (2 × 2 f32 pooling: reads 4 floats per row, writes 2). Needs stride = kernel, no
     /// padding and no dilation along the width, a kernel width dividing `16 / size`, and rows
-    /// of whole 16-byte vectors; otherwise [`Error::Unsupported`].
+    /// of whole 16-byte vectors — or 3-wide windows without dilation at stride 2 (padding 0 or
+    /// 1), whose taps reach one element past the thread's vector on each side (ResNet's 3 × 3 stride-2 pooling: 2 f32 outputs per thread, one vector and two
+    /// scalar loads per window row); otherwise [`Error::Unsupported`].
     Vectorized,
     /// A block per output tile: the input rows and columns the tile's windows read are staged in
     /// shared memory by 16-byte loads (each input element read from DRAM once, however much the

@@ -60,8 +60,27 @@ impl PoolShape {
     }
 }
 
+/// Whether the vectorized rung runs `shape` through its 3-wide overlapping kernel
+/// ([`vector3_fits`]).
+pub(super) fn vectorized3(s: &PoolShape, elem_size: usize) -> bool {
+    let p = &s.window;
+    let ow = s.output_size().map_or(0, |o| o.1);
+    vector3_fits(
+        p.kernel.1 as u32,
+        p.stride.1 as u32,
+        p.padding.1 as u32,
+        p.dilation.1 as u32,
+        s.w,
+        ow,
+        elem_size,
+    )
+}
+
 /// Why the vectorized kernel cannot run `shape` with `elem_size`-byte elements, if it cannot.
 pub(super) fn vectorized_unsupported(s: &PoolShape, elem_size: usize) -> Option<String> {
+    if vectorized3(s, elem_size) {
+        return None;
+    }
     let p = &s.window;
     let (kw, sw, pw, dw) = (p.kernel.1, p.stride.1, p.padding.1, p.dilation.1);
     let lanes = 16 / elem_size;
@@ -167,6 +186,8 @@ pub struct PoolPlan<T: PoolElement> {
     /// caller asks for indices).
     pub(super) kernels: (Arc<Kernel>, Option<Arc<Kernel>>),
     pub(super) variant: PoolVariant,
+    /// The vectorized rung runs its 3-wide overlapping kernel.
+    pub(super) three: bool,
     pub(super) output: (usize, usize),
     pub(super) launches: Vec<Launch>,
     pub(super) input_len: usize,
@@ -311,9 +332,14 @@ impl<T: PoolElement> PoolPlan<T> {
         }
         let variant = PoolVariant::ALL[kernel.index()];
         let ids = &gpu.family::<PoolKernels>()?.ids[instance as usize];
-        let argmax = kernel.argmax_symbol().filter(|_| shape.op == PoolOp::Max);
+        let three = kernel == PoolKernel::Vectorized && vectorized3(&shape, size);
+        let (symbol, argmax) = match three {
+            true => (VECTORIZED3, Some(VECTORIZED3_ARGMAX)),
+            false => (kernel.index(), kernel.argmax_symbol()),
+        };
+        let argmax = argmax.filter(|_| shape.op == PoolOp::Max);
         let kernels = (
-            gpu.kernel(ids[kernel.index()])?.clone(),
+            gpu.kernel(ids[symbol])?.clone(),
             argmax.map(|i| gpu.kernel(ids[i]).cloned()).transpose()?,
         );
         Ok(PoolPlan {
@@ -321,6 +347,7 @@ impl<T: PoolElement> PoolPlan<T> {
             kernel,
             kernels,
             variant,
+            three,
             output: (oh, ow),
             launches,
             input_len,
@@ -440,7 +467,8 @@ impl<T: PoolElement> PoolPlan<T> {
         };
         if self.kernel == PoolKernel::Vectorized {
             let (xp, yp) = (x.device_ptr(stream).0, y.device_ptr(stream).0);
-            if xp % 16 != 0 || yp % 16 != 0 {
+            // (The 3-wide kernel stores element by element: only its input needs the alignment.)
+            if xp % 16 != 0 || (yp % 16 != 0 && !self.three) {
                 return Err(Error::Unsupported {
                     variant: PoolVariant::Vectorized.name(),
                     reason: format!("buffers at {xp:#x} and {yp:#x} are not both 16-byte aligned"),

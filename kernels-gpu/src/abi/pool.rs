@@ -255,12 +255,33 @@ impl PoolKernel {
     }
 }
 
+/// Index in the name tables of the vectorized rung's kernel for 3-wide overlapping windows
+/// ([`vector3_fits`]), then of its argmax form.
+pub const VECTORIZED3: usize = POOL_RUNGS + 2;
+pub const VECTORIZED3_ARGMAX: usize = POOL_RUNGS + 3;
+
+/// Whether the vectorized rung's 3-wide kernel runs a window of width `kw`, stride `sw`, padding
+/// `pw` and dilation `dw` over rows of `w` elements of `elem_size` bytes with `ow` outputs: 3 taps
+/// without dilation whose stride and padding keep every tap within one element of the thread's
+/// 16-byte vector (stride 2, padding 0 or 1), rows of whole vectors, and no output past the last
+/// vector's (ceil mode can add one).
+pub const fn vector3_fits(kw: u32, sw: u32, pw: u32, dw: u32, w: usize, ow: usize, elem_size: usize) -> bool {
+    let lanes = POOL_VECTOR_BYTES / elem_size;
+    kw == 3
+        && dw == 1
+        && sw == 2
+        && pw <= 1
+        && w.is_multiple_of(lanes)
+        && w / lanes * (lanes / sw as usize) >= ow
+}
+
 /// Rungs of the pooling ladder.
 pub const POOL_RUNGS: usize = PoolKernel::ALL.len();
 
 /// Symbols per pooling instance: the rungs, then the vectorized and shared-tile kernels that also
-/// write the argmax ([`PoolKernel::argmax_symbol`]).
-pub const POOL_SYMBOLS: usize = POOL_RUNGS + 2;
+/// write the argmax ([`PoolKernel::argmax_symbol`]), then the vectorized rung's 3-wide kernel and
+/// its argmax form.
+pub const POOL_SYMBOLS: usize = POOL_RUNGS + 4;
 
 /// Outputs each thread of the vectorized kernel writes for a kernel width `kw` and `elem_size`-byte
 /// elements, when the kernel applies: one 16-byte vector holds whole windows (`kw` divides
@@ -284,7 +305,7 @@ macro_rules! pool_kernel_name {
 }
 
 /// The kernel symbols of one instance, in [`PoolKernel::ALL`] order, then the argmax kernels
-/// ([`PoolKernel::argmax_symbol`]).
+/// ([`PoolKernel::argmax_symbol`]), then the 3-wide vectorized kernels ([`VECTORIZED3`]).
 #[macro_export]
 macro_rules! pool_kernel_names {
     ($inst:ident) => {
@@ -297,6 +318,8 @@ macro_rules! pool_kernel_names {
             $crate::pool_kernel_name!($inst, "shared_tile"),
             $crate::pool_kernel_name!($inst, "vectorized_argmax"),
             $crate::pool_kernel_name!($inst, "shared_tile_argmax"),
+            $crate::pool_kernel_name!($inst, "vectorized3"),
+            $crate::pool_kernel_name!($inst, "vectorized3_argmax"),
         ]
     };
 }
