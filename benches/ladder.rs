@@ -27,9 +27,8 @@ use std::fmt::Write as _;
 use gpuprims::cpu::conv1d as cpu1d;
 use gpuprims::cpu::reduce as cpu;
 use gpuprims::{
-    AvgPool2d,
-    Border, Conv1dElement, Filter1d, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant, Pool2d, PoolPlan,
-    PoolShape, PoolVariant, WindowVariant,
+    AvgPool2d, Border, Conv1dElement, Filter1d, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant,
+    Pool2d, PoolPlan, PoolShape, PoolVariant, WindowVariant,
 };
 use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
@@ -60,7 +59,7 @@ fn selected(section: &str) -> bool {
         .filter(|a| !a.starts_with('-') && a != "headline")
         .collect();
     if named.is_empty() {
-        !headline() || ["reduce", "conv1d", "window", "pool", "filter2d"].contains(&section)
+        !headline() || ["reduce", "conv1d", "window", "pool", "filter2d", "chain"].contains(&section)
     } else {
         named.iter().any(|a| a == section)
     }
@@ -271,19 +270,37 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         let work = PoolWork { x: &x, shape };
         let (_, _, want) = support::max_pool_cpu(&work);
         for indices in [false, true] {
-            let rows = support::pool_ladder(gpu, &work, &want, "max_pool2d 3×3/2 f32", copy, &variants, indices, |v| {
-                PoolPlan::<f32>::max(gpu, shape, v)
-            })?;
+            let rows = support::pool_ladder(
+                gpu,
+                &work,
+                &want,
+                "max_pool2d 3×3/2 f32",
+                copy,
+                &variants,
+                indices,
+                |v| PoolPlan::<f32>::max(gpu, shape, v),
+            )?;
             record(&rows, &format!("{planes} × 224²"), None, None);
         }
         let avg = AvgPool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
         let shape = PoolShape::avg(planes, 224, 224, avg);
         let view = ndarray::ArrayView3::from_shape((planes, 224, 224), &x[..]).expect("shape");
-        let want: Vec<f32> = gpuprims::cpu::pool::avg_pool2d(&view, &avg).expect("valid").iter().copied().collect();
+        let want: Vec<f32> = gpuprims::cpu::pool::avg_pool2d(&view, &avg)
+            .expect("valid")
+            .iter()
+            .copied()
+            .collect();
         let work = PoolWork { x: &x, shape };
-        let rows = support::pool_ladder(gpu, &work, &want, "avg_pool2d 3×3/2 f32", copy, &variants, false, |v| {
-            PoolPlan::<f32>::avg(gpu, shape, v)
-        })?;
+        let rows = support::pool_ladder(
+            gpu,
+            &work,
+            &want,
+            "avg_pool2d 3×3/2 f32",
+            copy,
+            &variants,
+            false,
+            |v| PoolPlan::<f32>::avg(gpu, shape, v),
+        )?;
         record(&rows, &format!("{planes} × 224²"), None, None);
     }
     // 2D filters: u8 images 1024² … 8192², replicate border: grey dilation 3 × 3, 5 × 5 and
@@ -344,6 +361,14 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         .collect::<gpuprims::Result<Vec<_>>>()?;
         let rows = support::filter2d_ladder(gpu, &xd, plans, &want, 2.0, copy)?;
         record(&rows, &format!("gauss3x3 {side}²"), None, None);
+    }
+    // Fused chains (W12): Gaussian 3 × 3 → dilation 3 × 3 → Sobel axis 1, reflect border, over
+    // 64 × 512² and one 8192² image: the ops one by one (batched) against one fused launch.
+    if selected("chain") {
+        for (planes, side) in [(64, 512), (1, 8192)] {
+            let rows = chain_rows(gpu, planes, side, copy)?;
+            record(&rows, &format!("{planes} × {side}²"), None, None);
+        }
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let dir = std::env::var_os("GPUPRIMS_BENCH_DIR").map_or_else(|| root.join("target/gpuprims-bench"), Into::into);
@@ -541,4 +566,77 @@ fn window_types(
     one::<i32>(gpu, side, copy, "window_sum_sumsq i32→f32", record)?;
     one::<u16>(gpu, side, copy, "window_sum_sumsq u16→f32", record)?;
     one::<f32>(gpu, side, copy, "window_sum_sumsq f32→f32", record)
+}
+
+/// The W12 chain over `planes × side²` u8: each op alone (its own launch, input read and output
+/// written), the three one by one, and the fused chain; the fused result checked bit for bit
+/// against the ops one by one.
+fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Result<Vec<Row>> {
+    use gpuprims::{Chain, ChainPlan};
+    let border = Border::Reflect;
+    let shape = Filter2dShape {
+        planes,
+        h: side,
+        w: side,
+    };
+    let n = planes * side * side;
+    let x = gpu.stream().clone_htod(&support::image::<u8>(n, side as u64))?;
+    // SAFETY: plain data, written in full by each launch before it is read.
+    let (mut g, mut d, mut y, mut fy) = unsafe {
+        (
+            gpu.stream().alloc::<u8>(n)?,
+            gpu.stream().alloc::<u8>(n)?,
+            gpu.stream().alloc::<i16>(n)?,
+            gpu.stream().alloc::<i16>(n)?,
+        )
+    };
+    let gauss = Filter2dPlan::<u8>::gaussian3x3(gpu, shape, border, Filter2dVariant::Auto)?;
+    let dilate = Filter2dPlan::<u8>::dilate(gpu, shape, (3, 3), border, MorphVariant::Auto)?;
+    let sobel = Filter2dPlan::<u8, i16>::sobel(gpu, shape, 1, border, Filter2dVariant::Auto)?;
+    let fused = ChainPlan::new(gpu, shape, &Chain::new().gaussian3x3().dilate((3, 3)).sobel(1), border)?;
+    let time = |f: &mut dyn FnMut() -> gpuprims::Result<()>| -> gpuprims::Result<f64> {
+        let cell = std::cell::RefCell::new(f);
+        let probe = gpu.time_launches(1, 1, |_| Ok(()), |_| (cell.borrow_mut())())?;
+        let runs = support::runs_for(probe.median_us, 200);
+        Ok(gpu
+            .time_launches(3, runs, |_| Ok(()), |_| (cell.borrow_mut())())?
+            .median_us)
+    };
+    let t_gauss = time(&mut || gauss.enqueue(gpu, &x, &mut g))?;
+    let t_dilate = time(&mut || dilate.enqueue(gpu, &g, &mut d))?;
+    let t_sobel = time(&mut || sobel.enqueue(gpu, &d, &mut y))?;
+    let t_chain = time(&mut || {
+        gauss.enqueue(gpu, &x, &mut g)?;
+        dilate.enqueue(gpu, &g, &mut d)?;
+        sobel.enqueue(gpu, &d, &mut y)
+    })?;
+    gpu.poison(&mut fy)?;
+    let t_fused = time(&mut || fused.enqueue(gpu, &x, &mut fy))?;
+    let ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
+    let row = |variant: &str, us: f64, bytes_per_px: usize, note: String| Row {
+        family: "chain gauss→dilate→sobel",
+        variant: variant.into(),
+        n,
+        median_us: us,
+        bytes: (bytes_per_px * n) as f64,
+        copy_gbps: copy,
+        ok,
+        note,
+    };
+    Ok(vec![
+        row("gaussian 3×3 alone", t_gauss, 2, String::new()),
+        row("dilation 3×3 alone", t_dilate, 2, String::new()),
+        row("sobel 1 alone", t_sobel, 3, String::new()),
+        row("one by one (3 launches)", t_chain, 7, String::new()),
+        row(
+            "fused (1 launch)",
+            t_fused,
+            3,
+            format!(
+                "{:.2}× one by one; {:.2}× the slowest op alone",
+                t_chain / t_fused,
+                t_fused / t_gauss.max(t_dilate).max(t_sobel)
+            ),
+        ),
+    ])
 }

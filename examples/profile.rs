@@ -105,9 +105,16 @@ where
     f32: WindowFloat<T>,
 {
     let variant = pick(WindowVariant::ALL, WindowVariant::Auto, WindowVariant::name, variant);
-    let x = gpu.stream().clone_htod(&support::image::<T>(side * side, side as u64))?;
+    let x = gpu
+        .stream()
+        .clone_htod(&support::image::<T>(side * side, side as u64))?;
     // SAFETY: every output is written by each launch.
-    let (mut s, mut q) = unsafe { (gpu.stream().alloc::<f32>(side * side)?, gpu.stream().alloc::<f32>(side * side)?) };
+    let (mut s, mut q) = unsafe {
+        (
+            gpu.stream().alloc::<f32>(side * side)?,
+            gpu.stream().alloc::<f32>(side * side)?,
+        )
+    };
     let plan = WindowPlan::<T, f32, f32>::new(gpu, (side, side), width, Border::Zero, variant)?;
     let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut s, &mut q))?;
     println!(
@@ -123,12 +130,18 @@ fn pool(gpu: &Gpu, planes: usize, variant: &str) -> gpuprims::Result<()> {
     let variant = pick(PoolVariant::ALL, PoolVariant::Auto, PoolVariant::name, variant);
     let p = Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
     let shape = PoolShape::max(planes, 224, 224, p);
-    let x = gpu.stream().clone_htod(&support::pool_input::<f32>(planes * 224 * 224, 3))?;
+    let x = gpu
+        .stream()
+        .clone_htod(&support::pool_input::<f32>(planes * 224 * 224, 3))?;
     let plan = PoolPlan::<f32>::max(gpu, shape, variant)?;
     let (oh, ow) = plan.output_size();
     // SAFETY: every output is written by each launch.
     let mut y = unsafe { gpu.stream().alloc::<f32>(planes * oh * ow) }?;
     let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y, None))?;
-    println!("pool 3×3/2 {} {planes} × 224²: median {:.2} µs", plan.variant().name(), t.median_us);
+    println!(
+        "pool 3×3/2 {} {planes} × 224²: median {:.2} µs",
+        plan.variant().name(),
+        t.median_us
+    );
     Ok(())
 }

@@ -8,7 +8,9 @@
 //! 3. the same launches spread over 4 forked streams (the tutorial's remedy);
 //! 4. a CUDA graph of (2), captured once, replayed;
 //! 5. one batched launch per op over the (64, 512, 512) stack;
-//! 6. a graph of (5).
+//! 6. a graph of (5);
+//! 7. the chain fused ([`gpuprims::Chain`]): one launch over the stack, each image read once and
+//!    the result written once, the intermediates in shared memory.
 //!
 //! Times are CUDA events on the main stream around the whole chain (forked streams join it), so
 //! host enqueue time counts when the GPU waits for it. Then host ↔ device transfers: pageable
@@ -23,7 +25,8 @@ use std::time::Instant;
 
 use gpuprims::cpu::filter2d as cpu;
 use gpuprims::{
-    Border, DeviceArray, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant, PinnedArray, Result,
+    Border, ChainPlan, DeviceArray, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant, PinnedArray,
+    Result,
 };
 use ndarray::{Array3, Axis, Ix2, Ix3, s};
 
@@ -31,15 +34,15 @@ const BORDER: Border = Border::Reflect;
 const STREAMS: usize = 4;
 
 /// The chain's three plans for one shape.
-struct Chain {
+struct OpPlans {
     gauss: Filter2dPlan<u8>,
     dilate: Filter2dPlan<u8>,
     sobel: Filter2dPlan<u8, i16>,
 }
 
-impl Chain {
-    fn new(gpu: &Gpu, shape: Filter2dShape) -> Result<Chain> {
-        Ok(Chain {
+impl OpPlans {
+    fn new(gpu: &Gpu, shape: Filter2dShape) -> Result<OpPlans> {
+        Ok(OpPlans {
             gauss: Filter2dPlan::gaussian3x3(gpu, shape, BORDER, Filter2dVariant::Auto)?,
             dilate: Filter2dPlan::dilate(gpu, shape, (3, 3), BORDER, MorphVariant::Auto)?,
             sobel: Filter2dPlan::sobel(gpu, shape, 1, BORDER, Filter2dVariant::Auto)?,
@@ -65,7 +68,7 @@ impl<D: ndarray::Dimension> Buffers<D> {
         })
     }
 
-    fn enqueue(&mut self, gpu: &Gpu, chain: &Chain) -> Result<()> {
+    fn enqueue(&mut self, gpu: &Gpu, chain: &OpPlans) -> Result<()> {
         chain.gauss.enqueue(gpu, self.x.as_slice(), self.g.as_mut_slice())?;
         chain.dilate.enqueue(gpu, self.g.as_slice(), self.d.as_mut_slice())?;
         chain.sobel.enqueue(gpu, self.d.as_slice(), self.y.as_mut_slice())
@@ -114,8 +117,8 @@ fn run() -> Result<()> {
         h: side,
         w: side,
     };
-    let per_image = Chain::new(&gpu, image)?;
-    let batched = Chain::new(&gpu, stack)?;
+    let per_image = OpPlans::new(&gpu, image)?;
+    let batched = OpPlans::new(&gpu, stack)?;
     let streams: Vec<Gpu> = (0..STREAMS).map(|_| gpu.fork_stream()).collect::<Result<_>>()?;
     // Per-image buffers on the main stream, and a second set owned by the forked streams (image
     // i on stream i mod 4), so no launch crosses streams.
@@ -272,6 +275,32 @@ fn run() -> Result<()> {
     let got = whole.y.download(&gpu)?.iter().copied().collect();
     push("graph of batched plans", t, got, "");
 
+    // 7. The chain fused: one launch.
+    let fused = ChainPlan::new(
+        &gpu,
+        stack,
+        &gpuprims::Chain::new().gaussian3x3().dilate((3, 3)).sobel(1),
+        BORDER,
+    )?;
+    let cell = std::cell::RefCell::new(&mut whole);
+    let t = gpu.time_launches(
+        2,
+        runs,
+        |_| cell.borrow_mut().poison(&gpu),
+        |_| {
+            let mut b = cell.borrow_mut();
+            let Buffers { x, y, .. } = &mut **b;
+            fused.enqueue(&gpu, x.as_slice(), y.as_mut_slice())
+        },
+    )?;
+    let got = whole.y.download(&gpu)?.iter().copied().collect();
+    push(
+        "fused chain (64 planes)",
+        t,
+        got,
+        "1 launch: reads 1, writes 2 bytes per pixel",
+    );
+
     let base = rows[1].median_us;
     print_streams_table(
         &format!("{n} × u8 {side}²: Gaussian 3×3 → dilation 3×3 → Sobel axis 1 (u8 → i16), {BORDER:?} border"),
@@ -313,7 +342,7 @@ fn print_streams_table(title: &str, rows: &[support::Row], base_us: f64) {
 fn transfers(gpu: &Gpu, streams: &[Gpu], host: &Array3<u8>, want: &[i16], quick: bool) -> Result<bool> {
     let (n, side) = (host.shape()[0], host.shape()[1]);
     let chunk = n / STREAMS;
-    let whole = Chain::new(
+    let whole = OpPlans::new(
         gpu,
         Filter2dShape {
             planes: n,
@@ -321,7 +350,7 @@ fn transfers(gpu: &Gpu, streams: &[Gpu], host: &Array3<u8>, want: &[i16], quick:
             w: side,
         },
     )?;
-    let part = Chain::new(
+    let part = OpPlans::new(
         gpu,
         Filter2dShape {
             planes: chunk,

@@ -55,6 +55,7 @@ registry! {
     window: crate::ops::window::WindowKernels,
     pool: crate::ops::pool::PoolKernels,
     filter2d: crate::ops::filter2d::Filter2dKernels,
+    chain: crate::ops::chain::ChainKernels,
     probe: crate::timing::ProbeKernels,
 }
 

@@ -519,7 +519,10 @@ fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
         if PoolPlan::<T>::max(gpu, shape, PoolVariant::Auto)?.variant() != want {
             return Err(format!("{what}: Auto does not take {want:?}").into());
         }
-        let plans = [Some(PoolPlan::<T>::max(gpu, shape, PoolVariant::SharedTile)?), vectorized];
+        let plans = [
+            Some(PoolPlan::<T>::max(gpu, shape, PoolVariant::SharedTile)?),
+            vectorized,
+        ];
         let xs = x.as_slice().expect("contiguous");
         let n = xs.len();
         let out = wy.len();
@@ -539,14 +542,20 @@ fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
             let (got, idx) = if aligned {
                 stream.memcpy_htod(xs, &mut xbuf.slice_mut(..n)).map_err(err)?;
                 plan.enqueue(gpu, &xbuf, &mut ybuf, Some(&mut ibuf))?;
-                (stream.clone_dtoh(&ybuf).map_err(err)?, stream.clone_dtoh(&ibuf).map_err(err)?)
+                (
+                    stream.clone_dtoh(&ybuf).map_err(err)?,
+                    stream.clone_dtoh(&ibuf).map_err(err)?,
+                )
             } else {
                 stream.memcpy_htod(xs, &mut xbuf.slice_mut(1..)).map_err(err)?;
                 let x1 = one_element_in(gpu, &xbuf, n);
                 let mut y1 = one_element_in(gpu, &ybuf, out);
                 let mut i1 = one_element_in(gpu, &ibuf, out);
                 plan.enqueue(gpu, &x1, &mut y1, Some(&mut i1))?;
-                let got = (stream.clone_dtoh(&y1).map_err(err)?, stream.clone_dtoh(&i1).map_err(err)?);
+                let got = (
+                    stream.clone_dtoh(&y1).map_err(err)?,
+                    stream.clone_dtoh(&i1).map_err(err)?,
+                );
                 x1.leak();
                 y1.leak();
                 i1.leak();
@@ -632,6 +641,9 @@ pub fn trials() -> Vec<Trial> {
     t.push(gpu_trial("gpu_pool::texture_plan_reuse".into(), texture_plan_reuse));
     t.push(gpu_trial("gpu_pool::errors_and_empty_batches".into(), errors_and_empty));
     t.push(gpu_trial("gpu_pool::batch_is_planewise".into(), batch_is_planewise));
-    t.push(gpu_trial("gpu_pool::shared_tile::planes_of_several_tiles".into(), shared_tile_planes));
+    t.push(gpu_trial(
+        "gpu_pool::shared_tile::planes_of_several_tiles".into(),
+        shared_tile_planes,
+    ));
     t
 }

@@ -9,6 +9,7 @@ mod cpu_image;
 mod cpu_pool;
 mod cpu_reference;
 mod cpu_window;
+mod gpu_chain;
 mod gpu_conv1d;
 mod gpu_filter2d;
 mod gpu_loading;
@@ -37,6 +38,7 @@ fn main() {
     trials.extend(gpu_pool::trials());
     trials.extend(cpu_filter2d::trials());
     trials.extend(gpu_filter2d::trials());
+    trials.extend(gpu_chain::trials());
     trials.extend(gpu_streams::trials());
     trials.extend(gpu_loading::trials());
     #[cfg(feature = "image")]

@@ -303,7 +303,10 @@ pub fn trials() -> Vec<Trial> {
                 expect_in(&n[PoolKernel::ReadOnly.index()..][..1], "ld.global.nc")?;
                 expect_in(&n[PoolKernel::Vectorized.index()..][..1], "ld.global.nc.v4.u32")?;
                 for k in [PoolKernel::Vectorized, PoolKernel::SharedTile] {
-                    expect_in(&n[k.argmax_symbol().expect("an argmax kernel")..][..1], "ld.global.nc.v4.u32")?;
+                    expect_in(
+                        &n[k.argmax_symbol().expect("an argmax kernel")..][..1],
+                        "ld.global.nc.v4.u32",
+                    )?;
                 }
                 expect_in(&n[PoolKernel::SharedTile.index()..][..1], "ld.global.nc.v4.u32")?;
                 expect_in(&n[PoolKernel::SharedTile.index()..][..1], "ld.shared")?;

@@ -72,7 +72,7 @@ pub fn conv1d_ladder<T: Conv1dElement>(
     for variant in Conv1dVariant::ALL.into_iter().chain([Conv1dVariant::Auto]) {
         let plan = Conv1dPlan::new(gpu, w.rows, w.n, w.filter, w.border, variant)?;
         let probe = gpu.time_launches(1, 1, |_| Ok(()), |_| plan.enqueue(gpu, &inputs[0], &mut y))?;
-        let runs = runs_for(probe.median_us);
+        let runs = runs_for(probe.median_us, 200);
         let ys = std::cell::RefCell::new(&mut y);
         let t = gpu.time_launches(
             3,

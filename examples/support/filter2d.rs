@@ -20,7 +20,7 @@ pub fn filter2d_ladder<O: DeviceRepr + Clone + Default + PartialEq>(
         let poison = |_| gpu.poison(&mut y.borrow_mut());
         let launch = |_| plan.enqueue(gpu, x, &mut y.borrow_mut());
         let probe = gpu.time_launches(1, 1, poison, launch)?;
-        let runs = ((300e3 / probe.median_us) as usize).clamp(3, 100);
+        let runs = runs_for(probe.median_us, 100);
         let t = gpu.time_launches(3, runs, poison, launch)?;
         poison(0)?;
         launch(0)?;

@@ -101,7 +101,7 @@ pub fn pool_ladder<T: PoolElement + PartialEq>(
         };
         let poison = |_| gpu.poison(&mut y.borrow_mut());
         let probe = gpu.time_launches(0, 1, poison, enqueue)?;
-        let runs = ((300e3 / probe.median_us) as usize).clamp(3, 200);
+        let runs = runs_for(probe.median_us, 200);
         let t = gpu.time_launches(3, runs, poison, enqueue)?;
         let mut note = String::new();
         // The vendor peers time one buffer over and over; where ours rotate (input < 2 × L2),

@@ -17,7 +17,7 @@ pub fn sumsq_ladder(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Resu
         let (t, runs) = if probe.median_us > 1e6 {
             (probe, 1)
         } else {
-            let runs = ((300e3 / probe.median_us) as usize).clamp(3, 200);
+            let runs = runs_for(probe.median_us, 200);
             let t = gpu.time_launches(
                 3,
                 runs,
@@ -58,7 +58,7 @@ pub fn sumsq_auto(gpu: &Gpu, host: &[i32], want: u128, copy_gbps: f64) -> Result
     let n = host.len();
     let launch = ReducePlan::<SumSq<i32>>::new(gpu, n, ReduceVariant::Auto)?;
     let probe = gpu.time_launches(1, 1, |_| launch.poison(gpu), |_| launch.enqueue(gpu, &inputs[0]))?;
-    let runs = runs_for(probe.median_us);
+    let runs = runs_for(probe.median_us, 200);
     let prepare = |_| launch.poison(gpu);
     let run = |i: usize| launch.enqueue(gpu, &inputs[i % inputs.len()]);
     let held = gpu.time_launches(3, runs, prepare, run)?;

@@ -86,7 +86,7 @@ where
                 plan.enqueue(gpu, &inputs[0], s, q)
             },
         )?;
-        let runs = runs_for(probe.median_us);
+        let runs = runs_for(probe.median_us, 200);
         let t = gpu.time_launches(
             2,
             runs,
@@ -186,7 +186,7 @@ where
                 l.enqueue(gpu, &inputs[0], m, v)
             },
         )?;
-        let runs = runs_for(probe.median_us);
+        let runs = runs_for(probe.median_us, 200);
         let t = gpu.time_launches(
             2,
             runs,

@@ -1,5 +1,6 @@
 //! Operations, one module per kernel family: validate → choose variant → launch config → launch.
 
+pub mod chain;
 pub mod conv1d;
 pub mod filter2d;
 pub mod pool;

@@ -22,6 +22,8 @@
 
 pub mod abi;
 #[cfg(target_arch = "nvptx64")]
+pub mod chain;
+#[cfg(target_arch = "nvptx64")]
 pub mod conv1d;
 #[cfg(target_arch = "nvptx64")]
 pub mod device;

@@ -415,7 +415,14 @@ pub unsafe fn vectorized<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
 /// As [`pool_one`]; additionally `w` is a multiple of the vector's lanes, `kw = 3`, `dw = 1`,
 /// `sw = SW`, `pw = PW`, `(w / lanes) · P ≥ ow`, and `x` is 16-byte aligned.
 #[inline(always)]
-unsafe fn pool_vectorized3<T: PoolIn, R: PoolOp<T>, const SW: usize, const PW: usize, const P: usize, const INDEXED: bool>(
+unsafe fn pool_vectorized3<
+    T: PoolIn,
+    R: PoolOp<T>,
+    const SW: usize,
+    const PW: usize,
+    const P: usize,
+    const INDEXED: bool,
+>(
     x: *const T,
     y: *mut T,
     idx: *mut i64,
@@ -477,7 +484,11 @@ unsafe fn pool_vectorized3<T: PoolIn, R: PoolOp<T>, const SW: usize, const PW: u
                 let tap = (j * SW + t) as i64 - PW as i64;
                 if tap >= lo[j] && tap < hi[j] {
                     let col = (col0 + tap) as u32;
-                    R::take(&mut acc[j], e[(tap + 1) as usize], if INDEXED { index0 + col } else { 0 });
+                    R::take(
+                        &mut acc[j],
+                        e[(tap + 1) as usize],
+                        if INDEXED { index0 + col } else { 0 },
+                    );
                 }
             });
         });

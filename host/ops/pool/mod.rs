@@ -59,8 +59,7 @@ use ndarray::Dimension;
 use crate::abi::CONSTANT_BANK_BYTES;
 use crate::abi::pool::{
     AvgValue, FastDiv, POOL_BLOCK, POOL_SYMBOLS, PoolArgs, PoolKernel, PoolOp, PoolValue, VECTORIZED3,
-    VECTORIZED3_ARGMAX,
-    output_size, vector3_fits, vector_outputs,
+    VECTORIZED3_ARGMAX, output_size, vector_outputs, vector3_fits,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::bank::BankContent;

@@ -121,13 +121,20 @@ const TILE_TARGET_BYTES: usize = 32 << 10;
 /// is at most `TILE_TARGET_BYTES`; the stage's rows are whole 16-byte vectors wide (its columns
 /// start on a vector boundary when the rows load as vectors). `Err` with the reason when even
 /// one output row needs more than `TILE_MAX_BYTES`.
-pub(super) fn tile_geometry(s: &PoolShape, oh: usize, ow: usize, size: usize) -> std::result::Result<TileGeometry, String> {
+pub(super) fn tile_geometry(
+    s: &PoolShape,
+    oh: usize,
+    ow: usize,
+    size: usize,
+) -> std::result::Result<TileGeometry, String> {
     let p = &s.window;
     let lanes = 16 / size;
     let cols = if ow <= 256 { ow } else { 128 };
     let span = |n: usize, stride: usize, k: usize, d: usize| (n - 1) * stride + (k - 1) * d + 1;
     let cols_in = span(cols, p.stride.1, p.kernel.1, p.dilation.1);
-    let pitch = (cols_in + 2 * (lanes - 1)).min(s.w.next_multiple_of(lanes)).next_multiple_of(lanes);
+    let pitch = (cols_in + 2 * (lanes - 1))
+        .min(s.w.next_multiple_of(lanes))
+        .next_multiple_of(lanes);
     let bytes = |rows: usize| span(rows, p.stride.0, p.kernel.0, p.dilation.0).min(s.h) * pitch * size;
     let mut rows = (TILE_OUTPUTS / cols).clamp(1, oh.max(1));
     while rows > 1 && bytes(rows) > TILE_TARGET_BYTES {

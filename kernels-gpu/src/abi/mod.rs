@@ -6,6 +6,7 @@
 //! device intrinsics, so one definition serves both sides and they cannot drift apart.
 
 pub mod border;
+pub mod chain;
 pub mod conv1d;
 pub mod filter2d;
 pub mod pool;

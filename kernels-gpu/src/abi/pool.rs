@@ -267,12 +267,7 @@ pub const VECTORIZED3_ARGMAX: usize = POOL_RUNGS + 3;
 /// vector's (ceil mode can add one).
 pub const fn vector3_fits(kw: u32, sw: u32, pw: u32, dw: u32, w: usize, ow: usize, elem_size: usize) -> bool {
     let lanes = POOL_VECTOR_BYTES / elem_size;
-    kw == 3
-        && dw == 1
-        && sw == 2
-        && pw <= 1
-        && w.is_multiple_of(lanes)
-        && w / lanes * (lanes / sw as usize) >= ow
+    kw == 3 && dw == 1 && sw == 2 && pw <= 1 && w.is_multiple_of(lanes) && w / lanes * (lanes / sw as usize) >= ow
 }
 
 /// Rungs of the pooling ladder.

@@ -560,8 +560,7 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     sum: *mut S,
     sumsq: *mut Q,
     a: RowArgs<T>,
-)
-where
+) where
     T: SlideIn,
     T::S: WarpShuffle,
     T::SQ: WarpShuffle,

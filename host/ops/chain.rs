@@ -1,0 +1,374 @@
+//! Fused chains of u8 2D ops: a [`Chain`] of steps run by [`Gpu::chain`] (or a [`ChainPlan`]) in
+//! one kernel per output tile, through `kernels-gpu/src/chain.rs`.
+//!
+//! # Semantics
+//! A chain's result is, bit for bit, its ops run one by one with the same border: each step
+//! extends *its* input past the image by the border, as the op alone does. Steps:
+//!
+//! | step | op run alone |
+//! |---|---|
+//! | [`Chain::gaussian3x3`] | [`Gpu::gaussian3x3`] (`(Σ + 8) >> 4`) |
+//! | [`Chain::dilate`]`((kh, kw))`, odd sides up to 5 | [`Gpu::dilate`] |
+//! | [`Chain::erode`]`((kh, kw))`, odd sides up to 5 | [`Gpu::erode`] |
+//! | [`Chain::threshold`]`(t)` | `255` where the pixel is above `t`, else `0` |
+//! | [`Chain::sobel`]`(axis)`, last | [`Gpu::sobel`] (u8 → i16) |
+//!
+//! The image is read once and the result written once; the intermediates live in shared
+//! memory. The halo a launch stages grows with each step's reach; past 8 pixels on a side the
+//! plan runs the chain as several fused segments through an intermediate image (never an error).
+//!
+//! ```no_run
+//! use gpuprims::{Border, Chain, Gpu};
+//! let gpu = Gpu::new()?;
+//! let frames = ndarray::Array3::<u8>::from_shape_fn((64, 512, 512), |(n, y, x)| ((n + x * y) % 251) as u8);
+//! let edges = Chain::new().gaussian3x3().dilate((3, 3)).sobel(1);
+//! let g = gpu.chain(&frames, &edges, Border::Replicate)?; // (64, 512, 512) i16, one launch
+//! # let _ = g;
+//! # Ok::<(), gpuprims::Error>(())
+//! ```
+//!
+//! # Errors
+//! An empty chain, a dilation or erosion side that is even, zero or above 5, a Sobel axis other
+//! than 0 or 1: [`Error::InvalidArgument`] naming the step. Fewer than 2 dimensions or a side
+//! of 2^30 or more: as the single ops. An empty batch or plane gives an empty result.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use ndarray::Dimension;
+
+use crate::abi::chain::{
+    CHAIN_BLOCK, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_NAMES, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs, ChainKind,
+    ChainStep, chain_shared_bytes,
+};
+use crate::array::{DeviceArray, Operand};
+use crate::border::Border;
+use crate::error::{Error, Result};
+use crate::family::Family;
+use crate::gpu::Gpu;
+use crate::kernels::{KernelId, Resolver};
+use crate::loader::Kernel;
+use crate::ops::filter2d::{Filter2dElement, Filter2dShape};
+use crate::ops::planes_and_size;
+
+/// A chain's output element: u8, or i16 after a Sobel step.
+pub trait ChainOutput: DeviceRepr + Clone + Copy + Send + Sync + 'static {
+    #[doc(hidden)]
+    const WIDE: bool;
+}
+
+impl ChainOutput for u8 {
+    const WIDE: bool = false;
+}
+
+impl ChainOutput for i16 {
+    const WIDE: bool = true;
+}
+
+/// A sequence of u8 2D ops run as one fused pass ([module docs](self)). Build it with the step
+/// methods; a Sobel step ends it (its output is i16).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Chain<O = u8> {
+    steps: Vec<ChainStep>,
+    _out: PhantomData<O>,
+}
+
+impl Default for Chain<u8> {
+    fn default() -> Self {
+        Chain::new()
+    }
+}
+
+impl Chain<u8> {
+    /// An empty chain (running it is an error: add steps).
+    pub fn new() -> Self {
+        Chain {
+            steps: Vec::new(),
+            _out: PhantomData,
+        }
+    }
+
+    fn push(mut self, kind: ChainKind, (kh, kw): (usize, usize), param: u32) -> Self {
+        self.steps.push(ChainStep {
+            kind: kind as u32,
+            kh: kh.min(u32::MAX as usize) as u32,
+            kw: kw.min(u32::MAX as usize) as u32,
+            param,
+        });
+        self
+    }
+
+    /// The 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16`, rounded (`(Σ + 8) >> 4`), as [`Gpu::gaussian3x3`].
+    pub fn gaussian3x3(self) -> Self {
+        self.push(ChainKind::Gaussian3x3, (3, 3), 0)
+    }
+
+    /// Grey dilation over a `(kh, kw)` rectangle, odd sides up to 5, as [`Gpu::dilate`].
+    pub fn dilate(self, window: (usize, usize)) -> Self {
+        self.push(ChainKind::Dilate, window, 0)
+    }
+
+    /// Grey erosion over a `(kh, kw)` rectangle, odd sides up to 5, as [`Gpu::erode`].
+    pub fn erode(self, window: (usize, usize)) -> Self {
+        self.push(ChainKind::Erode, window, 0)
+    }
+
+    /// `255` where the pixel is above `level`, else `0`.
+    pub fn threshold(self, level: u8) -> Self {
+        self.push(ChainKind::Threshold, (1, 1), level as u32)
+    }
+
+    /// The Sobel derivative along `axis` (0: down the columns, 1: along the rows) as i16, as
+    /// [`Gpu::sobel`]; the chain's last step.
+    pub fn sobel(self, axis: usize) -> Chain<i16> {
+        let kind = if axis == 0 {
+            ChainKind::Sobel0
+        } else {
+            ChainKind::Sobel1
+        };
+        let param = if axis > 1 { u32::MAX } else { 0 };
+        let s = self.push(kind, (3, 3), param);
+        Chain {
+            steps: s.steps,
+            _out: PhantomData,
+        }
+    }
+}
+
+impl<O> Chain<O> {
+    /// Steps in the chain.
+    pub fn len(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Whether the chain has no step.
+    pub fn is_empty(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// The steps, each checked.
+    fn checked(&self) -> Result<&[ChainStep]> {
+        if self.steps.is_empty() {
+            return Err(Error::InvalidArgument {
+                name: "chain",
+                reason: "a chain needs at least one step".into(),
+            });
+        }
+        for (i, s) in self.steps.iter().enumerate() {
+            let morph = s.kind == ChainKind::Dilate as u32 || s.kind == ChainKind::Erode as u32;
+            if morph && [s.kh, s.kw].iter().any(|&k| k == 0 || k > 5 || k % 2 == 0) {
+                return Err(Error::InvalidArgument {
+                    name: "chain",
+                    reason: format!(
+                        "step {i}: a chained dilation or erosion needs odd sides up to 5, got {} × {}",
+                        s.kh, s.kw
+                    ),
+                });
+            }
+            if s.param == u32::MAX {
+                return Err(Error::InvalidArgument {
+                    name: "chain",
+                    reason: format!("step {i}: a Sobel axis is 0 or 1"),
+                });
+            }
+        }
+        Ok(&self.steps)
+    }
+}
+
+/// The chain family's kernels: u8 output, i16 output.
+pub(crate) struct ChainKernels {
+    ids: [KernelId; 2],
+}
+
+impl Family for ChainKernels {
+    fn load(k: &mut Resolver) -> Result<Self> {
+        Ok(ChainKernels {
+            ids: [k.one(CHAIN_NAMES[0])?, k.one(CHAIN_NAMES[1])?],
+        })
+    }
+}
+
+// SAFETY: `repr(C)` plain integers; the layout is the contract both sides compile.
+unsafe impl DeviceRepr for ChainArgs {}
+
+/// One fused launch of a plan: its steps' arguments, kernel (u8 or i16 output) and grid.
+struct Segment {
+    args: ChainArgs,
+    kernel: Arc<Kernel>,
+    cfg: LaunchConfig,
+}
+
+/// Splits `steps` into segments whose halos fit [`CHAIN_MAX_HALO`] on every side and
+/// [`CHAIN_MAX_STEPS`] steps.
+fn segments(steps: &[ChainStep]) -> Vec<&[ChainStep]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut halo = [0u32; 4];
+    for (i, s) in steps.iter().enumerate() {
+        let e = s.extents();
+        let grown: Vec<u32> = halo.iter().zip(e).map(|(h, e)| h + e).collect();
+        if i > start && (grown.iter().any(|&h| h > CHAIN_MAX_HALO) || i - start == CHAIN_MAX_STEPS) {
+            out.push(&steps[start..i]);
+            start = i;
+            halo = e;
+        } else {
+            halo.copy_from_slice(&grown);
+        }
+    }
+    out.push(&steps[start..]);
+    out
+}
+
+/// A prepared chain over `(planes, h, w)` u8 images: its fused segments (one launch each; more
+/// than one only when the halo outgrows a launch) and their intermediate image. Reusable across
+/// inputs of its shape.
+pub struct ChainPlan<O: ChainOutput> {
+    shape: Filter2dShape,
+    segments: Vec<Segment>,
+    /// Intermediate images between segments (ping-pong), when there are several.
+    scratch: Vec<CudaSlice<u8>>,
+    _out: PhantomData<O>,
+}
+
+impl<O: ChainOutput> ChainPlan<O> {
+    /// Plans `chain` over `shape` with `border`.
+    pub fn new(gpu: &Gpu, shape: Filter2dShape, chain: &Chain<O>, border: Border) -> Result<Self> {
+        let steps = chain.checked()?;
+        for (name, v) in [("height", shape.h), ("width", shape.w)] {
+            if v >= 1 << 30 {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!("{v} exceeds the 2D filters' maximum side of {}", (1 << 30) - 1),
+                });
+            }
+        }
+        let (mode, v) = border.device();
+        let cval = <u8 as Filter2dElement>::from_f64(v) as u32;
+        let kernels = gpu.family::<ChainKernels>()?;
+        let (tiles_x, tiles_y) = (
+            (shape.w as u32).div_ceil(CHAIN_TILE_W),
+            (shape.h as u32).div_ceil(CHAIN_TILE_H),
+        );
+        let blocks = shape.planes as u64 * tiles_x as u64 * tiles_y as u64;
+        if blocks >= i32::MAX as u64 {
+            return Err(Error::Unsupported {
+                variant: "chain",
+                reason: format!("{blocks} blocks exceed the grid limit; split the batch of planes"),
+            });
+        }
+        let parts = segments(steps);
+        let count = parts.len();
+        let mut out = Vec::with_capacity(count);
+        for (i, part) in parts.into_iter().enumerate() {
+            let mut halo = [0u32; 4];
+            for s in part {
+                for (h, e) in halo.iter_mut().zip(s.extents()) {
+                    *h += e;
+                }
+            }
+            let (pitch, bytes) = chain_shared_bytes(halo);
+            let mut args = ChainArgs {
+                h: shape.h as u32,
+                w: shape.w as u32,
+                tiles_x,
+                tiles_y,
+                border: mode as u32,
+                cval,
+                n_steps: part.len() as u32,
+                pitch,
+                halo,
+                steps: [ChainStep::default(); CHAIN_MAX_STEPS],
+            };
+            args.steps[..part.len()].copy_from_slice(part);
+            let wide = O::WIDE && i + 1 == count;
+            out.push(Segment {
+                args,
+                kernel: gpu.kernel(kernels.ids[wide as usize])?.clone(),
+                cfg: LaunchConfig {
+                    grid_dim: (blocks as u32, 1, 1),
+                    block_dim: (CHAIN_BLOCK, 1, 1),
+                    shared_mem_bytes: bytes,
+                },
+            });
+        }
+        let n = shape.planes * shape.h * shape.w;
+        let scratch = (0..(count - 1).min(2))
+            // SAFETY: plain bytes, written in full by a segment before the next reads them.
+            .map(|_| Ok(unsafe { gpu.stream().alloc::<u8>(n.max(1)) }?))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(ChainPlan {
+            shape,
+            segments: out,
+            scratch,
+            _out: PhantomData,
+        })
+    }
+
+    /// Fused launches the plan runs (1 unless the halo outgrew a launch).
+    pub fn launches(&self) -> usize {
+        self.segments.len()
+    }
+
+    /// Enqueues the chain over `x` into `y` (their first `planes · h · w` elements, C order).
+    /// Asynchronous.
+    pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<u8>, y: &mut CudaSlice<O>) -> Result<()> {
+        let n = self.shape.planes * self.shape.h * self.shape.w;
+        for (name, len) in [("x", x.len()), ("y", y.len())] {
+            if len < n {
+                return Err(Error::InvalidArgument {
+                    name,
+                    reason: format!("holds {len} elements, the plan needs {n}"),
+                });
+            }
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let _order = gpu.order_after(
+            [x.stream(), y.stream()]
+                .into_iter()
+                .chain(self.scratch.iter().map(|s| s.stream())),
+        )?;
+        let stream = gpu.stream();
+        let last = self.segments.len() - 1;
+        for (i, s) in self.segments.iter().enumerate() {
+            let src = match i {
+                0 => x.device_ptr(stream).0,
+                _ => self.scratch[(i - 1) % 2].device_ptr(stream).0,
+            };
+            let dst = match i {
+                _ if i == last => y.device_ptr(stream).0,
+                _ => self.scratch[i % 2].device_ptr(stream).0,
+            };
+            let mut b = s.kernel.launch_on(gpu)?;
+            b.arg(&src).arg(&dst).arg(&s.args);
+            // SAFETY: `(x: *const u8, y: *mut u8|i16, a: ChainArgs)`; src and dst hold the
+            // plan's planes (checked above, or the plan's scratch); the shared memory is the
+            // segment's `chain_shared_bytes`; the steps were checked and their extents sum to
+            // the halo.
+            unsafe { b.launch(s.cfg) }?;
+        }
+        Ok(())
+    }
+}
+
+impl Gpu {
+    /// Runs `chain` over the last two axes of `x` with `border`, one fused pass ([`Chain`]).
+    pub fn chain<O: ChainOutput, X: Operand<Elem = u8>>(
+        &self,
+        x: X,
+        chain: &Chain<O>,
+        border: Border,
+    ) -> Result<X::Output<O>> {
+        let dim = x.dims();
+        let (planes, h, w) = planes_and_size(dim.slice())?;
+        let plan = ChainPlan::new(self, Filter2dShape { planes, h, w }, chain, border)?;
+        let mut y = DeviceArray::<O, X::Dim>::uninit(self, dim)?;
+        if let Some(input) = x.device(self)? {
+            plan.enqueue(self, input.slice(), y.as_mut_slice())?;
+        }
+        X::finish(self, y)
+    }
+}

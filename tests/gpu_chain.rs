@@ -1,0 +1,231 @@
+//! GPU trials of fused chains: every chain against its ops run one by one on the GPU (bit for
+//! bit) under every border mode, over odd sizes, planes smaller than the halo, several tiles and
+//! batches; chains long enough to run as several fused segments; device arrays, transposed views
+//! and forked streams; the errors.
+
+use gpuprims::{Border, Chain, ChainPlan, DeviceArray, Error, Filter2dShape, Gpu};
+use libtest_mimic::{Failed, Trial};
+use ndarray::{ArrayD, Axis, IxDyn};
+use rand::Rng;
+
+use crate::common::{gpu_trial, rng};
+
+/// A chain step, for running it alone.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    Gaussian,
+    Dilate(usize, usize),
+    Erode(usize, usize),
+    Threshold(u8),
+}
+
+fn build(steps: &[Step]) -> Chain<u8> {
+    steps.iter().fold(Chain::new(), |c, s| match *s {
+        Step::Gaussian => c.gaussian3x3(),
+        Step::Dilate(h, w) => c.dilate((h, w)),
+        Step::Erode(h, w) => c.erode((h, w)),
+        Step::Threshold(t) => c.threshold(t),
+    })
+}
+
+/// The steps run one by one: each a GPU op (the threshold on the host).
+fn one_by_one(gpu: &Gpu, x: &ArrayD<u8>, steps: &[Step], border: Border) -> gpuprims::Result<ArrayD<u8>> {
+    let mut y = x.clone();
+    for s in steps {
+        y = match *s {
+            Step::Gaussian => gpu.gaussian3x3(&y, border)?,
+            Step::Dilate(h, w) => gpu.dilate(&y, (h, w), border)?,
+            Step::Erode(h, w) => gpu.erode(&y, (h, w), border)?,
+            Step::Threshold(t) => y.mapv(|v| if v > t { 255 } else { 0 }),
+        };
+    }
+    Ok(y)
+}
+
+fn image(shape: &[usize], seed: u64) -> ArrayD<u8> {
+    let mut r = rng(seed);
+    // Runs of equal values too, so thresholds and extrema see ties.
+    ArrayD::from_shape_fn(
+        IxDyn(shape),
+        |_| if r.random_range(0..4) == 0 { 128 } else { r.random() },
+    )
+}
+
+fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: &ArrayD<T>, want: &ArrayD<T>) -> Result<(), Failed> {
+    if got.shape() != want.shape() {
+        return Err(format!("{what}: shape {:?}, expected {:?}", got.shape(), want.shape()).into());
+    }
+    if let Some((k, (a, b))) = got.iter().zip(want.iter()).enumerate().find(|(_, (a, b))| a != b) {
+        return Err(format!("{what}: element {k} is {a:?}, expected {b:?}").into());
+    }
+    Ok(())
+}
+
+const SHAPES: [&[usize]; 7] = [
+    &[1, 1],
+    &[2, 1, 7],
+    &[5, 3],
+    &[3, 37, 70],
+    &[2, 64, 129],
+    &[100, 65],
+    &[1, 2, 33, 200],
+];
+
+/// The u8 chains: the Gaussian → dilation → (Sobel below), morphology of every odd size
+/// with a threshold between, and eleven Gaussians (a halo past one launch: three segments).
+fn chains() -> Vec<Vec<Step>> {
+    vec![
+        vec![Step::Gaussian, Step::Dilate(3, 3)],
+        vec![
+            Step::Erode(5, 5),
+            Step::Gaussian,
+            Step::Threshold(100),
+            Step::Dilate(3, 5),
+        ],
+        vec![
+            Step::Dilate(1, 5),
+            Step::Erode(5, 1),
+            Step::Threshold(0),
+            Step::Erode(3, 3),
+        ],
+        vec![Step::Gaussian; 11],
+        vec![Step::Threshold(200)],
+    ]
+}
+
+fn matches_one_by_one(gpu: &Gpu, border: Border) -> Result<(), Failed> {
+    let mut seed = 0;
+    for steps in chains() {
+        let chain = build(&steps);
+        for shape in SHAPES {
+            seed += 1;
+            let x = image(shape, seed);
+            let what = format!("{steps:?} {border:?} {shape:?}");
+            same(
+                &what,
+                &gpu.chain(&x, &chain, border)?,
+                &one_by_one(gpu, &x, &steps, border)?,
+            )?;
+            // The chain, ending in a Sobel along each axis.
+            if steps.len() == 2 {
+                for axis in [0, 1] {
+                    let sobel = build(&steps).sobel(axis);
+                    let want = gpu.sobel(&one_by_one(gpu, &x, &steps, border)?, axis, border)?;
+                    same(&format!("{what} sobel {axis}"), &gpu.chain(&x, &sobel, border)?, &want)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A device array, a transposed view and a plan reused on forked streams from several threads.
+fn layouts_and_streams(gpu: &Gpu) -> Result<(), Failed> {
+    let steps = [Step::Gaussian, Step::Dilate(3, 3)];
+    let chain = build(&steps).sobel(1);
+    let x = image(&[4, 70, 90], 77);
+    let want = gpu.sobel(&one_by_one(gpu, &x, &steps, Border::Reflect)?, 1, Border::Reflect)?;
+    let d = DeviceArray::upload(gpu, &x)?;
+    same(
+        "device array",
+        &gpu.chain(&d, &chain, Border::Reflect)?.download(gpu)?,
+        &want,
+    )?;
+    let t = x.view().reversed_axes();
+    let tw = gpu.sobel(
+        &one_by_one(gpu, &t.to_owned(), &steps, Border::Reflect)?,
+        1,
+        Border::Reflect,
+    )?;
+    same("transposed view", &gpu.chain(&t, &chain, Border::Reflect)?, &tw)?;
+    let plan = ChainPlan::new(
+        gpu,
+        Filter2dShape {
+            planes: 4,
+            h: 70,
+            w: 90,
+        },
+        &chain,
+        Border::Reflect,
+    )?;
+    std::thread::scope(|s| -> Result<(), Failed> {
+        let jobs: Vec<_> = (0..4)
+            .map(|_| {
+                s.spawn(|| -> Result<(), Failed> {
+                    let g = gpu.fork_stream()?;
+                    let mut y = DeviceArray::<i16, _>::uninit(&g, IxDyn(&[4, 70, 90]))?;
+                    for _ in 0..3 {
+                        g.poison(y.as_mut_slice())?;
+                        plan.enqueue(&g, d.as_slice(), y.as_mut_slice())?;
+                    }
+                    same("forked stream", &y.download(&g)?, &want)
+                })
+            })
+            .collect();
+        for j in jobs {
+            j.join().map_err(|_| "a thread panicked")??;
+        }
+        Ok(())
+    })
+}
+
+fn errors(gpu: &Gpu) -> Result<(), Failed> {
+    let x = image(&[9, 9], 5);
+    let refused = |what: &str, r: gpuprims::Result<ArrayD<u8>>| match r {
+        Err(Error::InvalidArgument { name: "chain", .. }) => Ok(()),
+        other => Err(Failed::from(format!("{what}: {:?}", other.err()))),
+    };
+    refused("empty chain", gpu.chain(&x, &Chain::new(), Border::Zero))?;
+    refused(
+        "even dilation",
+        gpu.chain(&x, &Chain::new().dilate((4, 3)), Border::Zero),
+    )?;
+    refused(
+        "7 × 7 erosion",
+        gpu.chain(&x, &Chain::new().erode((7, 7)), Border::Zero),
+    )?;
+    match gpu.chain(&x, &Chain::new().sobel(2), Border::Zero) {
+        Err(Error::InvalidArgument { name: "chain", .. }) => {}
+        other => return Err(format!("Sobel axis 2: {:?}", other.err()).into()),
+    }
+    match gpu.chain(
+        &ndarray::Array1::<u8>::zeros(8),
+        &Chain::new().gaussian3x3(),
+        Border::Zero,
+    ) {
+        Err(Error::InvalidArgument { name: "x", .. }) => {}
+        other => return Err(format!("1-D input: {:?}", other.err()).into()),
+    }
+    for shape in [&[0, 5, 5][..], &[3, 0, 5], &[2, 4, 0]] {
+        let e = ArrayD::<u8>::zeros(IxDyn(shape));
+        let y = gpu.chain(&e, &Chain::new().gaussian3x3().sobel(0), Border::Wrap)?;
+        if y.shape() != shape {
+            return Err(format!("empty {shape:?}: shape {:?}", y.shape()).into());
+        }
+    }
+    // Each plane alone equals the batch.
+    let b = image(&[3, 20, 30], 9);
+    let chain = Chain::new().erode((3, 3)).gaussian3x3();
+    let whole = gpu.chain(&b, &chain, Border::Mirror)?;
+    for p in 0..3 {
+        let alone = gpu.chain(&b.index_axis(Axis(0), p), &chain, Border::Mirror)?;
+        if whole.index_axis(Axis(0), p) != alone.view().into_dyn() {
+            return Err(format!("plane {p} differs from the batch").into());
+        }
+    }
+    Ok(())
+}
+
+pub fn trials() -> Vec<Trial> {
+    let mut t: Vec<Trial> = Border::ALL
+        .into_iter()
+        .map(|b| {
+            gpu_trial(format!("gpu_chain::matches_one_by_one::{}", b.name()), move |g| {
+                matches_one_by_one(g, b)
+            })
+        })
+        .collect();
+    t.push(gpu_trial("gpu_chain::layouts_and_streams".into(), layouts_and_streams));
+    t.push(gpu_trial("gpu_chain::errors".into(), errors));
+    t
+}
