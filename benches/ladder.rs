@@ -13,10 +13,12 @@
 //!
 //!     cargo bench --bench ladder -- --from SAVED_OUTPUT   # redraw the headline charts only
 //!
-//! SECTION (any of `reduce`, `reduce-auto`, `conv1d`, `conv1d-taps`, `window`, `pool`, `filter2d`)
-//! runs only those sections; none runs all. `headline` keeps each section's W1–W11 workloads only
-//! (without a SECTION: the five main sections — the README table and the charts). The launch
-//! floor and the copy bandwidth are always measured.
+//! SECTION (any of `reduce`, `reduce-auto`, `conv1d`, `conv1d-taps`, `window`, `pool`, `filter2d`,
+//! `chain`) runs only those sections; none runs all. `headline` keeps each section's W1–W12
+//! workloads only (without a SECTION: the six main sections — the README tables and the charts).
+//! The chain section (W12) times Gaussian → dilation → Sobel over 64 × 512² and one 8192² image,
+//! each op alone, the three one by one and fused. The launch floor and the copy bandwidth are
+//! always measured.
 
 mod chart;
 #[path = "../examples/support/mod.rs"]
@@ -51,8 +53,8 @@ fn main() {
 }
 
 /// Whether the command line selects `section`: the sections named, else every section (under
-/// `headline`: the reduce, conv1d, window, pool and filter2d sections, at their W1–W11 workloads
-/// only).
+/// `headline`: the reduce, conv1d, window, pool, filter2d and chain sections, at their W1–W12
+/// workloads only).
 fn selected(section: &str) -> bool {
     let named: Vec<String> = std::env::args()
         .skip(1)

@@ -15,9 +15,6 @@ use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
     let quick = support::quick();
-    // Brief ladders (each timed series about 60 ms of GPU time): the tour shows every family in
-    // seconds; the family examples and the bench time at length.
-    support::set_series_budget_ms(60);
     let n = if quick { 1 << 16 } else { 1 << 20 };
     let x = support::tutorial_ints(n, 2026);
     let want = cpu::sum_sq_int(&x);

@@ -143,19 +143,10 @@ pub fn rotating_copies<T: cudarc::driver::DeviceRepr + Clone>(
     (0..k).map(|_| Ok(gpu.stream().clone_htod(host)?)).collect()
 }
 
-/// GPU time each timed series aims at, in µs (300 ms unless [`set_series_budget_ms`] changed it).
-static SERIES_BUDGET_US: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(300_000);
-
-/// Sets the GPU time each timed series aims at (the tour's brief ladders).
-pub fn set_series_budget_ms(ms: u64) {
-    SERIES_BUDGET_US.store(ms * 1000, std::sync::atomic::Ordering::Relaxed);
-}
-
-/// Number of timed runs for a kernel whose first run took `probe_us`: about the series budget
-/// of GPU time (300 ms), 3 ..= `max` runs.
+/// Number of timed runs for a kernel whose first run took `probe_us`: about 300 ms of GPU time,
+/// 3 ..= `max` runs.
 pub fn runs_for(probe_us: f64, max: usize) -> usize {
-    let budget = SERIES_BUDGET_US.load(std::sync::atomic::Ordering::Relaxed) as f64;
-    ((budget / probe_us) as usize).clamp(3, max)
+    ((300e3 / probe_us) as usize).clamp(3, max)
 }
 
 /// Prints a ladder table: time, GB/s, % of copy bandwidth, speedups, check.

@@ -17,6 +17,13 @@
 //! memory. The halo a launch stages grows with each step's reach; past 8 pixels on a side the
 //! plan runs the chain as several fused segments through an intermediate image (never an error).
 //!
+//! # Speed
+//! This first fused kernel interprets the steps pixel by pixel: on the H100 it is slower than the
+//! tuned ops run one by one (64 × 512² Gaussian → dilation → Sobel: 415 µs fused against 53 µs
+//! for the three batched plans; docs/PERFORMANCE.md, *Fused chains*). Where speed matters, run
+//! the ops one by one until the packed fused kernel lands; the chain's semantics and tests are
+//! the ones that kernel will keep.
+//!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};
 //! let gpu = Gpu::new()?;
