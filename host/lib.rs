@@ -77,3 +77,8 @@ pub use timing::{LaunchFloor, TimedAs, Timing};
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// Compiles docs/SCALING.md's snippet as a doctest.
+#[doc = include_str!("../docs/SCALING.md")]
+#[cfg(doctest)]
+pub struct ScalingDoctests;
