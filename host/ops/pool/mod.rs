@@ -47,8 +47,8 @@
 //! [`Error::InvalidArgument`] naming the parameter and the values. `ConstantInput` on an input
 //! larger than the 64 KiB constant bank: [`Error::ConstantBankFull`] (never a silent fallback).
 //! `Vectorized` on a geometry it cannot run, `SharedTile` on a window too large for its stage:
-//! [`Error::Unsupported`]. Planes of 2^32 samples or
-//! more: [`Error::TooManyElements`]. An empty batch gives an empty result.
+//! [`Error::Unsupported`]. Planes of 2^32 samples or more: [`Error::TooManyElements`]. An empty
+//! batch gives an empty result.
 
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -105,15 +105,15 @@ pub enum PoolVariant {
     /// store (2 × 2 f32 pooling: reads 4 floats per row, writes 2). Needs stride = kernel, no
     /// padding and no dilation along the width, a kernel width dividing `16 / size`, and rows
     /// of whole 16-byte vectors — or 3-wide windows without dilation at stride 2 (padding 0 or
-    /// 1), whose taps reach one element past the thread's vector on each side (ResNet's 3 × 3 stride-2 pooling: 2 f32 outputs per thread, one vector and two
-    /// scalar loads per window row); otherwise [`Error::Unsupported`].
+    /// 1), whose taps reach one element past the thread's vector on each side (ResNet's 3 × 3
+    /// stride-2 pooling: 2 f32 outputs per thread, one vector and two scalar loads per window
+    /// row); otherwise [`Error::Unsupported`].
     Vectorized,
     /// A block per output tile: the input rows and columns the tile's windows read are staged in
     /// shared memory by 16-byte loads (each input element read from DRAM once, however much the
-    /// windows overlap), then each thread walks whole windows out of the stage. For overlapping
-    /// windows (3 × 3 stride 2, ResNet's pooling) and any geometry the vectorized rung cannot
-    /// run. A window whose tile of one output row needs more than 48 KiB of shared memory:
-    /// [`Error::Unsupported`].
+    /// windows overlap), then each thread walks whole windows out of the stage. For any geometry
+    /// the vectorized rung cannot run (dilation, other strides and widths). A window whose tile
+    /// of one output row needs more than 48 KiB of shared memory: [`Error::Unsupported`].
     SharedTile,
     /// `Vectorized` where it applies, else `SharedTile` where its stage fits, else `ReadOnly`
     /// (docs/PERFORMANCE.md has the measurements behind the order).
