@@ -72,7 +72,7 @@ const SHAPES: [&[usize]; 7] = [
 ];
 
 /// The u8 chains: the Gaussian → dilation → (Sobel below), morphology of every odd size
-/// with a threshold between, and eleven Gaussians (a halo past one launch: three segments).
+/// with a threshold between, and eleven Gaussians (a halo past one launch: two segments, 8 + 3 steps).
 fn chains() -> Vec<Vec<Step>> {
     vec![
         vec![Step::Gaussian, Step::Dilate(3, 3)],
