@@ -57,7 +57,7 @@ use crate::gpu::Gpu;
 use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
 use crate::ops::filter2d::{Filter2dElement, Filter2dShape};
-use crate::ops::planes_and_size;
+use crate::ops::{check_buffers, planes_and_size};
 
 /// A chain's output element: u8, or i16 after a Sobel step.
 pub trait ChainOutput: DeviceRepr + Clone + Copy + Send + Sync + 'static {
@@ -322,14 +322,7 @@ impl<O: ChainOutput> ChainPlan<O> {
     /// Asynchronous.
     pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<u8>, y: &mut CudaSlice<O>) -> Result<()> {
         let n = self.shape.planes * self.shape.h * self.shape.w;
-        for (name, len) in [("x", x.len()), ("y", y.len())] {
-            if len < n {
-                return Err(Error::InvalidArgument {
-                    name,
-                    reason: format!("holds {len} elements, the plan needs {n}"),
-                });
-            }
-        }
+        check_buffers([("x", x.len(), n), ("y", y.len(), n)])?;
         if n == 0 {
             return Ok(());
         }

@@ -49,7 +49,7 @@ use crate::family::Family;
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
-use crate::ops::rows_and_len;
+use crate::ops::{check_buffers, rows_and_len};
 
 macro_rules! conv1d_table {
     ($($t:ident),* $(,)?) => {
@@ -420,14 +420,7 @@ impl<T: Conv1dElement> Conv1dPlan<T> {
     /// bank if another plan's taps were written there since (see `host/bank.rs`).
     pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<T>, y: &mut CudaSlice<T>) -> Result<()> {
         let total = (self.args.rows * self.args.n) as usize;
-        for (name, len) in [("x", x.len()), ("y", y.len())] {
-            if len < total {
-                return Err(Error::InvalidArgument {
-                    name,
-                    reason: format!("holds {len} elements, the plan is for {total}"),
-                });
-            }
-        }
+        check_buffers([("x", x.len(), total), ("y", y.len(), total)])?;
         let _order = gpu.order_after([x.stream(), y.stream(), self.taps.stream()])?;
         let stream = gpu.stream();
         if self.step.vectorized() {

@@ -34,6 +34,7 @@ use crate::family::Family;
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
+use crate::ops::check_buffers;
 
 macro_rules! reduce_table {
     ($($inst:ident => $r:ty),* $(,)?) => {
@@ -328,12 +329,7 @@ impl<R: HostReducer> ReducePlan<R> {
 
     /// Enqueues the kernel on `input` (its first `n` elements). Asynchronous.
     pub fn enqueue(&self, gpu: &Gpu, input: &CudaSlice<R::In>) -> Result<()> {
-        if input.len() < self.n {
-            return Err(Error::InvalidArgument {
-                name: "input",
-                reason: format!("holds {} elements, the launch was planned for {}", input.len(), self.n),
-            });
-        }
+        check_buffers([("input", input.len(), self.n)])?;
         if self.step == ReduceStep::WarpShuffleVec {
             let (ptr, _sync) = input.device_ptr(gpu.stream());
             if ptr % 16 != 0 {

@@ -50,14 +50,7 @@ impl<I: Filter2dElement, O: DeviceRepr> Filter2dPlan<I, O> {
     /// Enqueues the filter of `x` (`planes · h · w` elements, C order) into `y`. Asynchronous.
     pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<I>, y: &mut CudaSlice<O>) -> Result<()> {
         let n = self.shape.len();
-        for (name, len) in [("x", x.len()), ("y", y.len())] {
-            if len < n {
-                return Err(Error::InvalidArgument {
-                    name,
-                    reason: format!("holds {len} elements, the plan needs {n}"),
-                });
-            }
-        }
+        check_buffers([("x", x.len(), n), ("y", y.len(), n)])?;
         if n == 0 {
             return Ok(());
         }

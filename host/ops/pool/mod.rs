@@ -68,7 +68,7 @@ use crate::family::Family;
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
-use crate::ops::planes_and_size;
+use crate::ops::{check_buffers, planes_and_size};
 
 mod ops;
 mod params;

@@ -442,14 +442,11 @@ impl<T: PoolElement> PoolPlan<T> {
             .launches
             .last()
             .map_or(0, |l| l.args.plane_end as usize * self.output.0 * self.output.1);
-        for (name, len, need) in [("x", x.len(), self.input_len), ("y", y.len(), out_len)] {
-            if len < need {
-                return Err(Error::InvalidArgument {
-                    name,
-                    reason: format!("holds {len} elements, the plan needs {need}"),
-                });
-            }
-        }
+        check_buffers([
+            ("x", x.len(), self.input_len),
+            ("y", y.len(), out_len),
+            ("indices", indices.as_ref().map_or(out_len, |i| i.len()), out_len),
+        ])?;
         if self.instance != T::MAX_INSTANCE && indices.is_some() {
             return Err(Error::InvalidArgument {
                 name: "indices",
@@ -462,16 +459,7 @@ impl<T: PoolElement> PoolPlan<T> {
                 .chain(indices.as_ref().map(|i| i.stream())),
         )?;
         let stream = gpu.stream();
-        let idx_ptr: u64 = match indices {
-            Some(i) if i.len() < out_len => {
-                return Err(Error::InvalidArgument {
-                    name: "indices",
-                    reason: format!("holds {} elements, the plan needs {out_len}", i.len()),
-                });
-            }
-            Some(i) => i.device_ptr(stream).0,
-            None => 0,
-        };
+        let idx_ptr: u64 = indices.map_or(0, |i| i.device_ptr(stream).0);
         if self.kernel == PoolKernel::Vectorized {
             let (xp, yp) = (x.device_ptr(stream).0, y.device_ptr(stream).0);
             // (The 3-wide kernel stores element by element: only its input needs the alignment.)

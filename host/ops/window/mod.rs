@@ -94,7 +94,7 @@ use crate::family::Family;
 use crate::gpu::Gpu;
 use crate::kernels::{KernelId, Resolver};
 use crate::loader::Kernel;
-use crate::ops::{planes_and_size, rows_and_len};
+use crate::ops::{check_buffers, planes_and_size, rows_and_len};
 
 mod boxes;
 mod kernels;

@@ -204,21 +204,11 @@ impl<T: WindowElement> RowPlan<T> {
         sumsq: Option<&mut CudaSlice<Q>>,
     ) -> Result<()> {
         let total = (self.args.rows * self.args.n) as usize;
-        let short = |name, len: usize| Error::InvalidArgument {
-            name,
-            reason: format!("holds {len} elements, the plan is for {total}"),
-        };
-        if x.len() < total {
-            return Err(short("x", x.len()));
-        }
-        if sum.len() < total {
-            return Err(short("sum", sum.len()));
-        }
-        if let Some(q) = &sumsq
-            && q.len() < total
-        {
-            return Err(short("sumsq", q.len()));
-        }
+        check_buffers([
+            ("x", x.len(), total),
+            ("sum", sum.len(), total),
+            ("sumsq", sumsq.as_ref().map_or(total, |q| q.len()), total),
+        ])?;
         if let RowKernel::Table(k) = self.kernel
             && sumsq.is_none()
             && k != WindowKernel::RunningSum
