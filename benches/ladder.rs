@@ -206,18 +206,8 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         .filter(|s| selected("window") && at(s, &[8192]))
     {
         let pixels = support::image::<u8>(side * side, side as u64);
-        for width in [15, 255] {
-            let work = WindowWork {
-                x: &pixels,
-                rows: side,
-                n: side,
-                width,
-                border: Border::Zero,
-            };
-            let want = support::window_want(&work);
-            let rows = support::window_ladder(gpu, &work, &want, "window_sum_sumsq u8→f32", copy, &row_variants)?;
-            record(&rows, &format!("{side}² × {width}"), None, None);
-        }
+        let family = "window_sum_sumsq u8→f32";
+        window_rows(gpu, &pixels, side, copy, family, &row_variants, &mut record)?;
         if side == 8192 {
             // The other input types at the u8 rows' widths (W11: the tutorial's int image).
             window_types(gpu, side, copy, &mut record)?;
@@ -530,44 +520,74 @@ fn filter_rows<T: Conv1dElement>(
     support::conv1d_ladder(gpu, &work, &want, family, copy)
 }
 
+/// Row windows of a `side²` image of `pixels` into two f32 images at widths 15 and 255, zero
+/// border, through `variants`: one row per variant and width.
+fn window_rows<T: gpuprims::cpu::window::OracleElement + gpuprims::WindowElement>(
+    gpu: &Gpu,
+    pixels: &[T],
+    side: usize,
+    copy: f64,
+    family: &'static str,
+    variants: &[WindowVariant],
+    record: &mut impl FnMut(&[Row], &str, Option<f64>, Option<f64>),
+) -> gpuprims::Result<()>
+where
+    gpuprims::abi::window::Sums<T::S, T::Q>: Send,
+    f32: gpuprims::WindowFloat<T>,
+{
+    for width in [15, 255] {
+        let work = WindowWork {
+            x: pixels,
+            rows: side,
+            n: side,
+            width,
+            border: Border::Zero,
+        };
+        let want = support::window_want(&work);
+        let rows = support::window_ladder(gpu, &work, &want, family, copy, variants)?;
+        record(&rows, &format!("{side}² × {width}"), None, None);
+    }
+    Ok(())
+}
+
 /// Row windows of i32 (the tutorial's int image, W11), u16 and f32 images of `side²` into two f32
-/// images at widths 15 and 255, through the running sums and `Auto`.
+/// images, through the running sums and `Auto`.
 fn window_types(
     gpu: &Gpu,
     side: usize,
     copy: f64,
     record: &mut impl FnMut(&[Row], &str, Option<f64>, Option<f64>),
 ) -> gpuprims::Result<()> {
-    fn one<T: gpuprims::cpu::window::OracleElement + gpuprims::WindowElement + TryFrom<u8>>(
-        gpu: &Gpu,
-        side: usize,
-        copy: f64,
-        family: &'static str,
-        record: &mut impl FnMut(&[Row], &str, Option<f64>, Option<f64>),
-    ) -> gpuprims::Result<()>
-    where
-        gpuprims::abi::window::Sums<T::S, T::Q>: Send,
-        f32: gpuprims::WindowFloat<T>,
-    {
-        let pixels = support::image::<T>(side * side, side as u64 + 1);
-        for width in [15, 255] {
-            let work = WindowWork {
-                x: &pixels,
-                rows: side,
-                n: side,
-                width,
-                border: Border::Zero,
-            };
-            let want = support::window_want(&work);
-            let variants = [WindowVariant::RunningSum, WindowVariant::Auto];
-            let rows = support::window_ladder(gpu, &work, &want, family, copy, &variants)?;
-            record(&rows, &format!("{side}² × {width}"), None, None);
-        }
-        Ok(())
-    }
-    one::<i32>(gpu, side, copy, "window_sum_sumsq i32→f32", record)?;
-    one::<u16>(gpu, side, copy, "window_sum_sumsq u16→f32", record)?;
-    one::<f32>(gpu, side, copy, "window_sum_sumsq f32→f32", record)
+    let variants = [WindowVariant::RunningSum, WindowVariant::Auto];
+    let seed = side as u64 + 1;
+    let (n, v) = (side * side, &variants[..]);
+    window_rows(
+        gpu,
+        &support::image::<i32>(n, seed),
+        side,
+        copy,
+        "window_sum_sumsq i32→f32",
+        v,
+        record,
+    )?;
+    window_rows(
+        gpu,
+        &support::image::<u16>(n, seed),
+        side,
+        copy,
+        "window_sum_sumsq u16→f32",
+        v,
+        record,
+    )?;
+    window_rows(
+        gpu,
+        &support::image::<f32>(n, seed),
+        side,
+        copy,
+        "window_sum_sumsq f32→f32",
+        v,
+        record,
+    )
 }
 
 /// The W12 chain over `planes × side²` u8: each op alone (its own launch, input read and output
