@@ -58,6 +58,15 @@ pub enum Error {
     #[error("a buffer of device {buffer_device}'s context was given to a Gpu of device {gpu_device}")]
     ForeignContext { buffer_device: usize, gpu_device: usize },
 
+    /// An op of a device set ([`Gpus`](crate::Gpus)) failed on one of its devices.
+    #[error("on device {device}: {source}")]
+    OnDevice { device: usize, source: Box<Error> },
+
+    /// A sharded array given to a device set that did not make it, or an op whose parts
+    /// disagree across devices.
+    #[error("sharded arrays do not match: {reason}")]
+    ShardMismatch { reason: String },
+
     /// An image file could not be read or written, or its pixel type is not supported.
     #[error("image `{path}`: {reason}")]
     Image { path: String, reason: String },

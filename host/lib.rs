@@ -50,6 +50,7 @@ mod graph;
 pub mod image_io;
 pub mod kernels;
 mod loader;
+mod multi;
 pub mod ops;
 mod pinned;
 mod shape;
@@ -61,6 +62,7 @@ pub use error::{Error, Result};
 pub use gpu::{DeviceProps, Gpu};
 pub use graph::Graph;
 pub use loader::{KernelLoad, LoadedFrom};
+pub use multi::{Gpus, ShardOperand, Sharded, Stencil};
 pub use ops::chain::{Chain, ChainOutput, ChainPlan};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::filter2d::{

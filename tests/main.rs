@@ -13,6 +13,7 @@ mod gpu_chain;
 mod gpu_conv1d;
 mod gpu_filter2d;
 mod gpu_loading;
+mod gpu_multi;
 mod gpu_pool;
 mod gpu_reduce;
 mod gpu_streams;
@@ -41,6 +42,7 @@ fn main() {
     trials.extend(gpu_chain::trials());
     trials.extend(gpu_streams::trials());
     trials.extend(gpu_loading::trials());
+    trials.extend(gpu_multi::trials());
     #[cfg(feature = "image")]
     trials.extend(cpu_image::trials());
     libtest_mimic::run(&args, trials).exit();
