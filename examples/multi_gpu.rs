@@ -12,7 +12,7 @@
 //! op, download; one host thread per device for the transfers). The one-device column runs the
 //! same code on a set of one device. Results are checked equal between the two.
 //!
-//!     cargo run --release --example multi_gpu [-- --quick]
+//!     cargo run --release --example multi_gpu [-- --quick] [W3|W6|W9|SS ...]
 
 #[path = "support/mod.rs"]
 mod support;
@@ -20,14 +20,21 @@ mod support;
 use std::time::Instant;
 
 use gpuprims::{Border, Gpus, Result, Sharded};
-use ndarray::{Array1, Array2, Array3, Dimension};
+use ndarray::{Array1, Array2, Array3, Dimension, s};
 use rayon::prelude::*;
 
 /// One workload: its name and bytes moved per run (input read once, outputs written once).
 struct Workload {
+    key: &'static str,
     name: &'static str,
     bytes: f64,
 }
+
+/// One set's times for a workload (µs): device-resident, its enqueue alone, host to host.
+type Cell = (f64, f64, f64);
+
+/// A workload's row: both sets' cells and the slowest device's part run alone (µs).
+type Row<'a> = (&'a Workload, [Cell; 2], f64);
 
 /// Median of `runs` wall-clock times of `f` (µs) after `warm` calls, with the median time spent
 /// before `f` returned control (enqueue) when `f` reports it.
@@ -142,26 +149,34 @@ fn main() -> Result<()> {
 
     let workloads = [
         Workload {
+            key: "W3",
             name: "W3 window-15 sum + sumsq, u8 stack → 2 × f32",
             bytes: 9.0 * n_stack as f64,
         },
         Workload {
+            key: "W6",
             name: "W6 3 × 3 dilation, u8 stack, replicate",
             bytes: 2.0 * n_stack as f64,
         },
         Workload {
+            key: "W9",
             name: "W9 31 × 31 dilation, one u8 image, replicate",
             bytes: 2.0 * (big * big) as f64,
         },
         Workload {
+            key: "SS",
             name: "sum of squares, i32",
             bytes: 4.0 * ss_len as f64,
         },
     ];
     let sets = [("1 GPU", &one), ("all GPUs", &all)];
-    let mut rows: Vec<[(f64, f64, f64); 2]> = Vec::new();
+    let picked: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let mut rows: Vec<Row> = Vec::new();
     let mut failed = false;
     for (w, load) in workloads.iter().enumerate() {
+        if !picked.is_empty() && !picked.iter().any(|p| p == load.key) {
+            continue;
+        }
         let mut cells = [(0.0, 0.0, 0.0); 2];
         let mut results: Vec<u64> = Vec::new();
         for (k, (_, set)) in sets.iter().enumerate() {
@@ -201,26 +216,67 @@ fn main() -> Result<()> {
             cells[k] = (t, e, host_us);
             results.push(bits);
         }
+        // Each device's part alone, on a set of that device only: the slowest is the bound the
+        // whole set can reach; the difference is the set's own overhead.
+        let mut slowest: f64 = 0.0;
+        let n0 = [planes, planes, big, ss_len][w];
+        let halo = if w == 2 { 15 } else { 0 };
+        for (d, rows) in all.split(n0).into_iter().filter(|_| all.len() > 1) {
+            let solo = Gpus::from_gpus(vec![all.devices()[d].clone()])?;
+            let (lo, hi) = (rows.start.saturating_sub(halo), (rows.end + halo).min(n0));
+            let t = match w {
+                0 => {
+                    let x = solo.scatter(&stack.slice(s![lo..hi, .., ..]), 0)?;
+                    resident(&solo, &x, runs, |s, x| {
+                        s.window_sum_sumsq::<f32, _>(x, 15, Border::Zero)
+                    })?
+                    .0
+                }
+                1 => {
+                    let x = solo.scatter(&stack.slice(s![lo..hi, .., ..]), 0)?;
+                    resident(&solo, &x, runs, |s, x| s.dilate(x, (3, 3), Border::Replicate))?.0
+                }
+                2 => {
+                    let x = solo.scatter(&image.slice(s![lo..hi, ..]), 0)?;
+                    resident(&solo, &x, runs, |s, x| s.dilate(x, (31, 31), Border::Replicate))?.0
+                }
+                _ => {
+                    let x = solo.scatter(&ints.slice(s![lo..hi]), 0)?;
+                    resident(&solo, &x, runs, |s, x| s.sum_of_squares(x))?.0
+                }
+            };
+            slowest = slowest.max(t);
+        }
         if results[0] != results[1] {
             failed = true;
             println!("FAIL: {}: all GPUs differ from one GPU", load.name);
         }
-        rows.push(cells);
+        rows.push((load, cells, slowest));
     }
 
     println!(
-        "\n{:<48} {:>11} {:>7} {:>7} {:>11} {:>9} {:>8} {:>12} {:>12}",
-        "workload", "1 GPU µs", "GB/s", "% copy", "all GPUs µs", "speed-up", "enq. µs", "host 1 ms", "host all ms"
+        "\n{:<48} {:>11} {:>7} {:>7} {:>11} {:>9} {:>11} {:>8} {:>12} {:>12}",
+        "workload",
+        "1 GPU µs",
+        "GB/s",
+        "% copy",
+        "all GPUs µs",
+        "speed-up",
+        "part alone",
+        "enq. µs",
+        "host 1 ms",
+        "host all ms"
     );
-    for (load, [a, b]) in workloads.iter().zip(&rows) {
+    for (load, [a, b], alone) in &rows {
         println!(
-            "{:<48} {:>11.2} {:>7.0} {:>7.1} {:>11.2} {:>8.2}× {:>8.1} {:>12.1} {:>12.1}",
+            "{:<48} {:>11.2} {:>7.0} {:>7.1} {:>11.2} {:>8.2}× {:>11.2} {:>8.1} {:>12.1} {:>12.1}",
             load.name,
             a.0,
             load.bytes / a.0 / 1e3,
             load.bytes / a.0 / 1e3 / copy[0] * 100.0,
             b.0,
             a.0 / b.0,
+            alone,
             b.1,
             a.2 / 1e3,
             b.2 / 1e3,
@@ -228,7 +284,7 @@ fn main() -> Result<()> {
     }
     println!(
         "\n(µs: wall-clock median of {runs} runs, device-resident, enqueue to all devices done; enq.: the \
-         all-GPU enqueue alone; host: host array in → host array out, median of 3)"
+         all-GPU enqueue alone; part alone: the slowest device's part run on that device alone; host: host array in → host array out, median of 3)"
     );
     if failed {
         std::process::exit(1);

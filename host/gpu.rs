@@ -137,6 +137,7 @@ impl Gpu {
         }
         let ctx =
             CudaContext::new(ordinal).map_err(|e| no_device(format!("creating a context on device {ordinal}: {e}")))?;
+        keep_freed_memory(&ctx);
         // Cross-stream order is kept by gpuprims itself (`Gpu::order_after`: two events when an op
         // meets a buffer of another stream, nothing otherwise); cudarc's tracking would add an
         // event record per argument per launch.
@@ -248,6 +249,18 @@ impl Gpu {
         poison_bytes(self, buf, 0xFF)
     }
 
+    /// Waits for this handle's stream, then returns the memory the device's pool keeps for reuse
+    /// (freed outputs and scratch of every handle of this device) to the system. Ops keep freed
+    /// memory between calls so later calls reuse it; call this when other processes need it.
+    pub fn release_memory(&self) -> Result<()> {
+        self.synchronize()?;
+        if let Some(pool) = default_pool(self.context()) {
+            // SAFETY: `pool` is the device's live default pool; trimming frees only unused memory.
+            unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) }.result()?;
+        }
+        Ok(())
+    }
+
     /// Waits for all work issued on this handle's stream.
     pub fn synchronize(&self) -> Result<()> {
         Ok(self.stream.synchronize()?)
@@ -305,6 +318,36 @@ impl Gpu {
     pub(crate) fn is_capturing(&self) -> Result<bool> {
         use cudarc::driver::sys::CUstreamCaptureStatus as S;
         Ok(self.stream.capture_status()? != S::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+}
+
+/// The default memory pool of `ctx`'s device: every op's outputs and scratch come from it
+/// (`cuMemAllocAsync`, ordered on the op's stream).
+fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
+    let mut pool = std::ptr::null_mut();
+    // SAFETY: writes one pool handle; fails (and is ignored) on devices without memory pools.
+    let ok = unsafe { cudarc::driver::sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }.result();
+    ok.ok().map(|()| pool)
+}
+
+/// Lets the device's default pool keep the memory ops free, as PyTorch's and CuPy's caching
+/// allocators do. The driver's default returns it to the system at every synchronization, so the
+/// next call that allocates maps fresh pages: on an H200, ~200 µs per 4 GiB sum of squares, 10%
+/// of the call ([`Gpu::release_memory`] hands it back). Without pools nothing changes.
+fn keep_freed_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys::{CUmemPool_attribute, cuMemPoolSetAttribute};
+    if let Some(pool) = default_pool(ctx) {
+        let mut keep = u64::MAX;
+        // SAFETY: `pool` is the device's live default pool; the attribute takes a u64.
+        let set = unsafe {
+            cuMemPoolSetAttribute(
+                pool,
+                CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut keep as *mut u64).cast(),
+            )
+        };
+        // A pool that refuses keeps the driver's default: slower allocations, same results.
+        let _ = set.result();
     }
 }
 

@@ -1,27 +1,79 @@
 //! Row copies between the devices of a set and the stream order around them.
 //!
-//! A copy runs on the destination device's stream. That stream first waits for the source
-//! buffer's stream (an event: the rows are written), and afterwards the source's stream waits for
-//! the copy (so the source buffer is neither freed nor rewritten under it). `cuStreamWaitEvent`
-//! accepts an event of another device, so the order costs two events and never the host's time.
+//! A copy runs on the destination device's stream. That stream first waits for the source's
+//! `ready` event (recorded on the source buffer's stream when the sources were taken: its rows are
+//! written), and the copy's completion is recorded among the source's `readers`, which the source
+//! buffer's stream waits for before the buffer is freed ([`Readers::wait_all`]). Nothing else waits:
+//! the two sides of a seam copy at once, and no device idles behind another's copy.
+//! `cuStreamWaitEvent` accepts an event of another device, so the order never costs host time.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::CUdeviceptr;
-use cudarc::driver::{CudaContext, CudaStream, result};
+use cudarc::driver::sys::{CUdeviceptr, CUevent_flags};
+use cudarc::driver::{CudaContext, CudaEvent, CudaStream, result};
 
 use crate::error::Result;
 use crate::gpu::Gpu;
 
+/// The copies that read a buffer from other streams: per reading stream, the event recorded after
+/// its latest copy.
+#[derive(Default)]
+pub(crate) struct Readers(Mutex<Vec<(usize, CudaEvent)>>);
+
+impl Readers {
+    /// Records that `stream` read the buffer (after the work enqueued there so far).
+    fn add(&self, stream: &CudaStream) -> Result<()> {
+        let event = stream.record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))?;
+        let key = stream.cu_stream() as usize;
+        let mut v = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        v.retain(|(k, _)| *k != key);
+        v.push((key, event));
+        Ok(())
+    }
+
+    /// Makes `owner` (the buffer's stream) wait for every copy that read the buffer.
+    pub fn wait_all(&mut self, owner: &CudaStream) {
+        let v = self.0.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (_, e) in v.drain(..) {
+            // A failure means the context is broken; cudarc records it for its next checked call.
+            owner.context().record_err(owner.wait(&e));
+        }
+    }
+}
+
 /// A device buffer holding rows of a sharded array: buffer row 0 is global row `first`; the rows
-/// `rows` (its core) are the ones it is the source of.
-pub(crate) struct RowSource {
+/// `rows` (its core) are the ones it is the source of; `ready` is recorded on its stream after the
+/// work that wrote them.
+pub(crate) struct RowSource<'a> {
     pub ctx: Arc<CudaContext>,
     pub stream: Arc<CudaStream>,
     pub ptr: CUdeviceptr,
     pub first: usize,
     pub rows: Range<usize>,
+    pub ready: CudaEvent,
+    pub readers: &'a Readers,
+}
+
+impl<'a> RowSource<'a> {
+    /// A source for a buffer of `stream`, ready after the work enqueued there so far.
+    pub fn new(
+        stream: &Arc<CudaStream>,
+        ptr: CUdeviceptr,
+        first: usize,
+        rows: Range<usize>,
+        readers: &'a Readers,
+    ) -> Result<Self> {
+        Ok(RowSource {
+            ctx: stream.context().clone(),
+            stream: stream.clone(),
+            ptr,
+            first,
+            rows,
+            ready: stream.record_event(Some(CUevent_flags::CU_EVENT_DISABLE_TIMING))?,
+            readers,
+        })
+    }
 }
 
 /// Copies the global rows `rows` (cyclically: row `r` is row `r mod n`) from the `sources` that
@@ -63,7 +115,7 @@ fn copy_run(
         }
         let foreign = s.stream.cu_stream() != stream.cu_stream();
         if foreign {
-            stream.join(&s.stream)?;
+            stream.wait(&s.ready)?;
         }
         let src = s.ptr + ((a - s.first) * row_bytes) as u64;
         let to = dst + ((at + a - rows.start) * row_bytes) as u64;
@@ -72,7 +124,7 @@ fn copy_run(
         // SAFETY: `src` addresses `bytes` bytes inside the source's live buffer (rows a..b of its
         // core, which starts at global row `first`), `to` as many inside the destination buffer
         // (the caller sized it for rows `at..at + rows.len()`); the copy is ordered after the
-        // source's writes and before its later work by the two joins around it.
+        // source's writes (`ready`) and before the source's free (`readers`).
         unsafe {
             if s.ctx.cu_ctx() == gpu.context().cu_ctx() {
                 result::memcpy_dtod_async(to, src, bytes, stream.cu_stream())?;
@@ -88,7 +140,7 @@ fn copy_run(
             }
         }
         if foreign {
-            s.stream.join(stream)?;
+            s.readers.add(stream)?;
         }
         copied += b - a;
     }

@@ -16,7 +16,7 @@ use std::ops::Range;
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, sys};
 use ndarray::{Array, ArrayBase, Data, Dimension};
 
-use super::copy::{RowSource, copy_rows};
+use super::copy::{Readers, RowSource, copy_rows};
 use super::{Gpus, on_device};
 use crate::array::DeviceArray;
 use crate::border::Border;
@@ -58,12 +58,33 @@ pub struct Sharded<T, D: Dimension> {
     parts: Vec<Part<T, D>>,
 }
 
-/// One device's part: its core rows and the buffer holding rows `lo..lo + data.shape()[0]`.
+/// One device's part: its core rows and the buffer holding rows `lo..lo + data.shape()[0]`; the
+/// copies of other streams that read it, which its stream waits for before the buffer is freed.
 struct Part<T, D: Dimension> {
     device: usize,
     rows: Range<usize>,
     lo: usize,
     data: DeviceArray<T, D>,
+    readers: Readers,
+}
+
+impl<T, D: Dimension> Part<T, D> {
+    fn new(device: usize, rows: Range<usize>, lo: usize, data: DeviceArray<T, D>) -> Self {
+        Part {
+            device,
+            rows,
+            lo,
+            data,
+            readers: Readers::default(),
+        }
+    }
+}
+
+impl<T, D: Dimension> Drop for Part<T, D> {
+    fn drop(&mut self) {
+        // The buffer is freed in its stream's order (after this): first the copies reading it.
+        self.readers.wait_all(self.data.as_slice().stream());
+    }
 }
 
 impl<T, D: Dimension> Sharded<T, D> {
@@ -106,34 +127,43 @@ impl<T, D: Dimension> Sharded<T, D> {
         self.dim.slice().iter().skip(1).product::<usize>() * std::mem::size_of::<T>()
     }
 
-    /// The parts as copy sources.
-    fn sources(&self) -> Vec<RowSource> {
+    /// Whether every part's buffer holds the `radius` rows its core's stencil reads on each side
+    /// (or all the rows there are): true when `radius ≤ halo`, and for a part holding the whole array.
+    fn reaches(&self, radius: usize) -> bool {
+        let n = self.rows();
+        self.parts.iter().all(|p| {
+            let hi = p.lo + p.data.shape()[0];
+            p.rows.start - p.lo >= radius.min(p.rows.start) && hi - p.rows.end >= radius.min(n - p.rows.end)
+        })
+    }
+
+    /// The parts as copy sources, ready after the work enqueued on their streams so far.
+    fn sources(&self) -> Result<Vec<RowSource<'_>>> {
         self.parts
             .iter()
             .map(|p| {
                 let buf = p.data.as_slice();
-                RowSource {
-                    ctx: buf.stream().context().clone(),
-                    stream: buf.stream().clone(),
-                    ptr: buf.device_ptr(buf.stream()).0,
-                    first: p.lo,
-                    rows: p.rows.clone(),
-                }
+                let ptr = buf.device_ptr(buf.stream()).0;
+                RowSource::new(buf.stream(), ptr, p.lo, p.rows.clone(), &p.readers)
             })
             .collect()
     }
 
-    /// Refills every part's halo rows from the cores of the parts that own them.
-    fn refresh_halos(&mut self, gpus: &Gpus) -> Result<()> {
+    /// Refills every part's halo rows from the cores of the parts that own them. Every part's
+    /// `ready` event is recorded before any copy is enqueued, so each device waits only for the
+    /// neighbours whose rows it copies, never for their copies.
+    fn refresh_halos(&self, gpus: &Gpus) -> Result<()> {
         if self.halo == 0 || self.parts.len() < 2 || self.row_bytes() == 0 {
             return Ok(());
         }
-        let (n, row_bytes, sources) = (self.rows(), self.row_bytes(), self.sources());
-        for p in &mut self.parts {
+        let (n, row_bytes, sources) = (self.rows(), self.row_bytes(), self.sources()?);
+        for p in &self.parts {
             let gpu = &gpus.gpus[p.device];
             let hi = p.lo + p.data.shape()[0];
-            let dst = p.data.as_mut_slice();
-            let ptr = dst.device_ptr_mut(gpu.stream()).0;
+            // The halo rows are written through the part's own buffer pointer: rows no core
+            // covers, which no op and no other copy reads until this refresh's copies are done
+            // (later ops run after them on this stream; other devices read cores only).
+            let ptr = p.data.as_slice().device_ptr(gpu.stream()).0;
             let top = p.lo as isize..p.rows.start as isize;
             let bottom = p.rows.end as isize..hi as isize;
             copy_rows(gpu, ptr, 0, top, n, row_bytes, &sources).map_err(|e| on_device(gpu, e))?;
@@ -148,7 +178,7 @@ impl<T: DeviceRepr + Clone, D: Dimension> Sharded<T, D> {
     /// cores (peer copies), the split unchanged.
     pub fn with_halo(&self, gpus: &Gpus, halo: usize) -> Result<Sharded<T, D>> {
         gpus.check(self)?;
-        let (n, row_bytes, sources) = (self.rows(), self.row_bytes(), self.sources());
+        let (n, row_bytes, sources) = (self.rows(), self.row_bytes(), self.sources()?);
         let parts = self
             .parts
             .iter()
@@ -160,12 +190,7 @@ impl<T: DeviceRepr + Clone, D: Dimension> Sharded<T, D> {
                     let ptr = data.as_mut_slice().device_ptr_mut(gpu.stream()).0;
                     copy_rows(gpu, ptr, 0, lo as isize..hi as isize, n, row_bytes, &sources)?;
                 }
-                Ok(Part {
-                    device: p.device,
-                    rows: p.rows.clone(),
-                    lo,
-                    data,
-                })
+                Ok(Part::new(p.device, p.rows.clone(), lo, data))
             })
             .collect::<Result<Vec<_>>>()?;
         Ok(Sharded {
@@ -230,7 +255,7 @@ impl Gpus {
                             )
                         }
                         .map_err(|e| on_device(gpu, e))?;
-                        Ok(Part { device, rows, lo, data })
+                        Ok(Part::new(device, rows, lo, data))
                     })
                 })
                 .collect();
@@ -316,7 +341,8 @@ impl Gpus {
         let mut out = DeviceArray::uninit(gpu, x.raw_dim())?;
         if x.row_bytes() > 0 && x.rows() > 0 {
             let ptr = out.as_mut_slice().device_ptr_mut(gpu.stream()).0;
-            copy_rows(gpu, ptr, 0, 0..x.rows() as isize, x.rows(), x.row_bytes(), &x.sources())
+            let sources = x.sources().map_err(|e| on_device(gpu, e))?;
+            copy_rows(gpu, ptr, 0, 0..x.rows() as isize, x.rows(), x.row_bytes(), &sources)
                 .map_err(|e| on_device(gpu, e))?;
         }
         Ok(out)
@@ -359,11 +385,10 @@ impl Gpus {
         F: Fn(&Gpu, &DeviceArray<T, D>) -> Result<Vec<DeviceArray<U, D>>>,
     {
         self.check(x)?;
-        if stencil.radius > x.halo {
+        if !x.reaches(stencil.radius) {
             return self.map_many(&x.with_halo(self, stencil.radius)?, stencil, f);
         }
         let n = x.rows();
-        let sources = x.sources();
         let mut results: Vec<Vec<Part<U, D>>> = Vec::new();
         for p in &x.parts {
             let gpu = &self.gpus[p.device];
@@ -378,12 +403,7 @@ impl Gpus {
                         .into_iter()
                         .map(|o| {
                             keeps_rows(&o, p.data.shape()[0])?;
-                            Ok(Part {
-                                device: p.device,
-                                rows: p.rows.clone(),
-                                lo: p.lo,
-                                data: o,
-                            })
+                            Ok(Part::new(p.device, p.rows.clone(), p.lo, o))
                         })
                         .collect();
                 }
@@ -391,7 +411,7 @@ impl Gpus {
                 let span = p.rows.start as isize - r as isize..(p.rows.end + r) as isize;
                 let mut tmp = DeviceArray::uninit(gpu, with_rows(&x.dim, span.len()))?;
                 let ptr = tmp.as_mut_slice().device_ptr_mut(gpu.stream()).0;
-                copy_rows(gpu, ptr, 0, span.clone(), n, x.row_bytes(), &sources)?;
+                copy_rows(gpu, ptr, 0, span.clone(), n, x.row_bytes(), &x.sources()?)?;
                 let outs = f(gpu, &tmp)?;
                 outs.into_iter()
                     .map(|o| {
@@ -401,24 +421,16 @@ impl Gpus {
                         let mut data = DeviceArray::uninit(gpu, with_rows(&o.raw_dim(), hi - p.lo))?;
                         if row_bytes > 0 {
                             let buf = o.as_slice();
-                            // The temporary output's row `r` is the core's first row.
-                            let core = RowSource {
-                                ctx: gpu.context().clone(),
-                                stream: buf.stream().clone(),
-                                ptr: buf.device_ptr(buf.stream()).0 + (r * row_bytes) as u64,
-                                first: p.rows.start,
-                                rows: p.rows.clone(),
-                            };
+                            // The temporary output's row `r` is the core's first row (same
+                            // stream as the copy: no reader to record).
+                            let ptr = buf.device_ptr(buf.stream()).0 + (r * row_bytes) as u64;
+                            let none = Readers::default();
+                            let core = RowSource::new(buf.stream(), ptr, p.rows.start, p.rows.clone(), &none)?;
                             let dst = data.as_mut_slice().device_ptr_mut(gpu.stream()).0;
                             let rows = p.rows.start as isize..p.rows.end as isize;
                             copy_rows(gpu, dst, p.rows.start - p.lo, rows, n, row_bytes, &[core])?;
                         }
-                        Ok(Part {
-                            device: p.device,
-                            rows: p.rows.clone(),
-                            lo: p.lo,
-                            data,
-                        })
+                        Ok(Part::new(p.device, p.rows.clone(), p.lo, data))
                     })
                     .collect()
             };
@@ -453,7 +465,7 @@ impl Gpus {
                     ),
                 });
             }
-            let mut y = Sharded {
+            let y = Sharded {
                 set: self.id(),
                 dim,
                 halo: x.halo,
