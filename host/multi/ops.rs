@@ -5,7 +5,6 @@
 
 use cudarc::driver::DeviceRepr;
 use ndarray::{Array, ArrayBase, Data, Dimension};
-use rayon::prelude::*;
 
 use super::sharded::{Sharded, Stencil};
 use super::{Gpus, on_device};
@@ -109,7 +108,7 @@ impl Gpus {
     where
         X: ShardOperand,
         U: DeviceRepr + Clone + Send + Sync,
-        F: Fn(&Gpu, &DeviceArray<X::Elem, X::Dim>) -> Result<DeviceArray<U, X::Dim>> + Sync,
+        F: Fn(&Gpu, &DeviceArray<X::Elem, X::Dim>) -> Result<DeviceArray<U, X::Dim>>,
     {
         let held = x.sharded(self, stencil.radius)?;
         let y = self.map(&held, stencil, f)?;
@@ -121,7 +120,7 @@ impl Gpus {
     where
         X: ShardOperand,
         U: DeviceRepr + Clone + Send + Sync,
-        F: Fn(&Gpu, &DeviceArray<X::Elem, X::Dim>) -> Result<(DeviceArray<U, X::Dim>, DeviceArray<U, X::Dim>)> + Sync,
+        F: Fn(&Gpu, &DeviceArray<X::Elem, X::Dim>) -> Result<(DeviceArray<U, X::Dim>, DeviceArray<U, X::Dim>)>,
     {
         let held = x.sharded(self, stencil.radius)?;
         let mut ys = self.map_many(&held, stencil, |g, a| f(g, a).map(|(p, q)| vec![p, q]))?;
@@ -297,20 +296,19 @@ impl Gpus {
             &held
         };
         self.check(x)?;
-        // Every device's kernel is enqueued from its own pool thread, then the results are read
-        // back in device order.
-        let parts: Vec<_> = self.part_buffers(x).filter(|(_, buf)| !buf.is_empty()).collect();
-        let plans = parts
-            .par_iter()
-            .map(|&(gpu, buf)| {
-                (|| {
-                    let plan = ReducePlan::<R>::new(gpu, buf.len(), ReduceVariant::Auto)?;
-                    plan.enqueue(gpu, buf.as_slice())?;
-                    Ok((gpu, buf, plan))
-                })()
-                .map_err(|e| on_device(gpu, e))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut plans = Vec::new();
+        for (gpu, buf) in self.part_buffers(x) {
+            if buf.is_empty() {
+                continue;
+            }
+            let plan = (|| {
+                let plan = ReducePlan::<R>::new(gpu, buf.len(), ReduceVariant::Auto)?;
+                plan.enqueue(gpu, buf.as_slice())?;
+                Ok(plan)
+            })()
+            .map_err(|e| on_device(gpu, e))?;
+            plans.push((gpu, buf, plan));
+        }
         plans
             .into_iter()
             .map(|(gpu, buf, plan)| {

@@ -15,7 +15,6 @@ use std::ops::Range;
 
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, sys};
 use ndarray::{Array, ArrayBase, Data, Dimension};
-use rayon::prelude::*;
 
 use super::copy::{Readers, RowSource, copy_rows};
 use super::{Gpus, on_device};
@@ -370,7 +369,7 @@ impl Gpus {
         T: DeviceRepr + Clone,
         U: DeviceRepr + Clone,
         D: Dimension,
-        F: Fn(&Gpu, &DeviceArray<T, D>) -> Result<DeviceArray<U, D>> + Sync,
+        F: Fn(&Gpu, &DeviceArray<T, D>) -> Result<DeviceArray<U, D>>,
     {
         let mut out = self.map_many(x, stencil, |g, a| Ok(vec![f(g, a)?]))?;
         Ok(out.pop().expect("one output"))
@@ -383,16 +382,15 @@ impl Gpus {
         T: DeviceRepr + Clone,
         U: DeviceRepr + Clone,
         D: Dimension,
-        F: Fn(&Gpu, &DeviceArray<T, D>) -> Result<Vec<DeviceArray<U, D>>> + Sync,
+        F: Fn(&Gpu, &DeviceArray<T, D>) -> Result<Vec<DeviceArray<U, D>>>,
     {
         self.check(x)?;
         if !x.reaches(stencil.radius) {
             return self.map_many(&x.with_halo(self, stencil.radius)?, stencil, f);
         }
         let n = x.rows();
-        // Each device's part is enqueued from its own thread of rayon's pool, so the last device
-        // does not start behind the others' host work (planning, allocation, launches).
-        let each = |p: &Part<T, D>| -> Result<Vec<Part<U, D>>> {
+        let mut results: Vec<Vec<Part<U, D>>> = Vec::new();
+        for p in &x.parts {
             let gpu = &self.gpus[p.device];
             let part = || -> Result<Vec<Part<U, D>>> {
                 let r = stencil.radius;
@@ -436,13 +434,8 @@ impl Gpus {
                     })
                     .collect()
             };
-            part().map_err(|e| on_device(gpu, e))
-        };
-        let results: Vec<Vec<Part<U, D>>> = if x.parts.len() > 1 {
-            x.parts.par_iter().map(each).collect::<Result<_>>()?
-        } else {
-            x.parts.iter().map(each).collect::<Result<_>>()?
-        };
+            results.push(part().map_err(|e| on_device(gpu, e))?);
+        }
         let count = results.first().map_or(0, Vec::len);
         if results.iter().any(|r| r.len() != count) {
             return Err(Error::InvalidArgument {
