@@ -2,7 +2,8 @@
 //!
 //! - W3 window statistics (width 15, u8 → 2 × f32) and W6 3 × 3 dilation over a (16, 8192, 8192)
 //!   u8 stack: the batch split by planes, no communication;
-//! - W9 31 × 31 dilation of one 32768² u8 image: row bands with a 15-row halo (exact at the seams);
+//! - W9 31 × 31 dilation of one 32768² u8 image: row bands with a 15-row halo (exact at the seams;
+//!   the result's halos are refreshed, peer to peer, by the next op that reads them);
 //! - the sum of squares of 2^31 i32: one exact 128-bit partial per device, combined on the host.
 //!
 //! Device-resident: the input already sharded on the devices; the time is the host's wall clock

@@ -138,6 +138,8 @@ impl ConstantBank {
             });
         }
         let stream = gpu.stream();
+        // The raw copy below uses the thread's current context: bind it (a new thread has none).
+        gpu.context().bind_to_thread()?;
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
         let copy = || {
             // SAFETY: the bank holds CONSTANT_BANK_BYTES ≥ bytes; the source is valid by this

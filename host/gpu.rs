@@ -255,6 +255,7 @@ impl Gpu {
     pub fn release_memory(&self) -> Result<()> {
         self.synchronize()?;
         if let Some(pool) = default_pool(self.context()) {
+            self.context().bind_to_thread()?;
             // SAFETY: `pool` is the device's live default pool; trimming frees only unused memory.
             unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) }.result()?;
         }
@@ -376,6 +377,8 @@ where
 {
     let bytes = buf.num_bytes();
     let (ptr, _sync) = cudarc::driver::DevicePtr::device_ptr(buf, gpu.stream());
+    // Raw driver calls use the thread's current context: bind it (a new thread has none).
+    gpu.context().bind_to_thread()?;
     // SAFETY: `ptr` addresses `bytes` bytes of this live allocation; the memset is ordered on the
     // stream every gpuprims kernel of this handle uses.
     unsafe { cudarc::driver::result::memset_d8_async(ptr, byte, bytes, gpu.stream().cu_stream()) }?;

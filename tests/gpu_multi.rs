@@ -136,7 +136,8 @@ fn device_chain(set: &Gpus, gpu: &Gpu) -> Result<(), Failed> {
             let s = set.sobel(&d, 0, border)?;
             let want = gpu.sobel(&gpu.dilate(&gpu.gaussian3x3(&img, border)?, (7, 7), border)?, 0, border)?;
             let what = format!("gaussian → dilate 7×7 → sobel {h}×{w} {border:?}");
-            if d.halo() != 3 {
+            // Bands of 8 rows or more (37 rows and up) are short of 3 halo rows: the op widens them.
+            if h >= 37 && d.halo() != 3 {
                 return Err(format!("{what}: halo {} after a 7-row window, want 3", d.halo()).into());
             }
             same(&what, &set.gather(&s)?, &want)?;

@@ -8,8 +8,10 @@
 //! own border there, as it does on the whole array — so the core rows are the one-device result,
 //! bit for bit, for every border mode but one. `Border::Wrap` reaches across the real edge to
 //! the far end: a part that touches an edge runs on a temporary buffer extended cyclically. The
-//! rows an op writes into a part's halo are not the array's; after every op the halos are
-//! refreshed from the neighbours' cores (peer copies of `halo` rows per seam).
+//! rows an op writes into a part's halo are not the array's: an op's result is marked stale, and
+//! its halos are refreshed from the neighbours' cores (peer copies of `halo` rows per seam) when
+//! an op that reads them (a stencil) comes next — not before a gather, a reduction or a batch op,
+//! which read cores only.
 
 use std::ops::Range;
 
@@ -56,6 +58,9 @@ pub struct Sharded<T, D: Dimension> {
     dim: D,
     halo: usize,
     parts: Vec<Part<T, D>>,
+    /// Whether the parts' halo rows hold their neighbours' cores (false after an op: they are
+    /// refreshed before the next op that reads them).
+    fresh: std::sync::Mutex<bool>,
 }
 
 /// One device's part: its core rows and the buffer holding rows `lo..lo + data.shape()[0]`; the
@@ -149,11 +154,12 @@ impl<T, D: Dimension> Sharded<T, D> {
             .collect()
     }
 
-    /// Refills every part's halo rows from the cores of the parts that own them. Every part's
-    /// `ready` event is recorded before any copy is enqueued, so each device waits only for the
-    /// neighbours whose rows it copies, never for their copies.
+    /// Refills every part's halo rows from the cores of the parts that own them, unless they are
+    /// fresh. Every part's `ready` event is recorded before any copy is enqueued, so each device
+    /// waits only for the neighbours whose rows it copies, never for their copies.
     fn refresh_halos(&self, gpus: &Gpus) -> Result<()> {
-        if self.halo == 0 || self.parts.len() < 2 || self.row_bytes() == 0 {
+        let mut fresh = self.fresh.lock().unwrap_or_else(|e| e.into_inner());
+        if *fresh || self.halo == 0 || self.parts.len() < 2 || self.row_bytes() == 0 {
             return Ok(());
         }
         let (n, row_bytes, sources) = (self.rows(), self.row_bytes(), self.sources()?);
@@ -169,6 +175,7 @@ impl<T, D: Dimension> Sharded<T, D> {
             copy_rows(gpu, ptr, 0, top, n, row_bytes, &sources).map_err(|e| on_device(gpu, e))?;
             copy_rows(gpu, ptr, p.rows.end - p.lo, bottom, n, row_bytes, &sources).map_err(|e| on_device(gpu, e))?;
         }
+        *fresh = true;
         Ok(())
     }
 }
@@ -198,6 +205,7 @@ impl<T: DeviceRepr + Clone, D: Dimension> Sharded<T, D> {
             dim: self.dim.clone(),
             halo,
             parts,
+            fresh: true.into(),
         })
     }
 }
@@ -268,6 +276,7 @@ impl Gpus {
             dim,
             halo,
             parts,
+            fresh: true.into(),
         })
     }
 
@@ -388,6 +397,9 @@ impl Gpus {
         if !x.reaches(stencil.radius) {
             return self.map_many(&x.with_halo(self, stencil.radius)?, stencil, f);
         }
+        if stencil.radius > 0 {
+            x.refresh_halos(self)?;
+        }
         let n = x.rows();
         let mut results: Vec<Vec<Part<U, D>>> = Vec::new();
         for p in &x.parts {
@@ -465,14 +477,13 @@ impl Gpus {
                     ),
                 });
             }
-            let y = Sharded {
+            outs.push(Sharded {
                 set: self.id(),
                 dim,
                 halo: x.halo,
                 parts,
-            };
-            y.refresh_halos(self)?;
-            outs.push(y);
+                fresh: false.into(),
+            });
         }
         Ok(outs)
     }

@@ -412,6 +412,7 @@ impl<T: PoolElement> PoolPlan<T> {
             let mut tex: sys::CUDA_TEXTURE_DESC = unsafe { std::mem::zeroed() };
             tex.flags = sys::CU_TRSF_READ_AS_INTEGER;
             let mut object: sys::CUtexObject = 0;
+            gpu.context().bind_to_thread()?;
             // SAFETY: the descriptors are initialized; the range lies in `x`'s allocation except
             // for up to `align − 1` bytes before it (alignment slack the kernel never indexes).
             unsafe { sys::cuTexObjectCreate(&mut object, &res, &tex, std::ptr::null()) }.result()?;
