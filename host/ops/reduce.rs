@@ -371,11 +371,15 @@ impl<R: HostReducer> ReducePlan<R> {
             limbs.copy_from_slice(&slot);
             return Ok(R::Acc::from_limbs(limbs));
         }
+        if self.step == ReduceStep::WarpShuffleVec {
+            // Step 8 leaves its result in the last slot; a one-block grid writes only that slot,
+            // so only it is read (the others may never have been written).
+            let last = self.partials.len() - 1;
+            let slot = gpu.stream().clone_dtoh(&self.partials.slice(last..))?;
+            return Ok(slot[0]);
+        }
         let partials = gpu.stream().clone_dtoh(&self.partials)?;
-        Ok(match self.step {
-            ReduceStep::WarpShuffleVec => *partials.last().expect("grid + 1 ≥ 1 partials"),
-            _ => partials.into_iter().fold(R::identity(), R::combine),
-        })
+        Ok(partials.into_iter().fold(R::identity(), R::combine))
     }
 }
 
