@@ -17,6 +17,7 @@ use std::ops::Range;
 
 use cudarc::driver::{DevicePtr, DevicePtrMut, DeviceRepr, sys};
 use ndarray::{Array, ArrayBase, Data, Dimension};
+use rayon::prelude::*;
 
 use super::copy::{Readers, RowSource, copy_rows};
 use super::{Gpus, on_device};
@@ -291,6 +292,12 @@ impl Gpus {
         let len = x.len();
         let row_bytes = x.row_bytes();
         let mut out: Vec<T> = Vec::with_capacity(len);
+        // Fault the pages in on every core first: a pageable download otherwise faults each page
+        // inside the driver's copy, one thread per device.
+        out.spare_capacity_mut().par_chunks_mut(1 << 18).for_each(|c| {
+            // SAFETY: writes zero bytes over `c.len()` elements of uninitialized capacity.
+            unsafe { std::ptr::write_bytes(c.as_mut_ptr(), 0, c.len()) }
+        });
         // The host address travels to the threads as an integer; each writes its own rows.
         let base = out.spare_capacity_mut().as_mut_ptr() as usize;
         std::thread::scope(|s| {
