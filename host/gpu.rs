@@ -127,12 +127,8 @@ impl Gpu {
     }
 
     fn open(ordinal: usize, cap: Option<u32>) -> Result<Gpu> {
-        // SAFETY: probes for the shared library without calling into it.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(no_device("the CUDA driver library (libcuda) was not found"));
-        }
-        let count = CudaContext::device_count().map_err(|e| no_device(format!("cuInit/cuDeviceGetCount: {e}")))?;
-        if ordinal >= count.max(0) as usize {
+        let count = device_count()?;
+        if ordinal >= count {
             return Err(no_device(format!("device {ordinal} requested, {count} present")));
         }
         let ctx =
@@ -322,9 +318,19 @@ impl Gpu {
     }
 }
 
+/// How many CUDA devices answer; [`Error::NoDevice`] when libcuda is missing or cuInit fails.
+pub(crate) fn device_count() -> Result<usize> {
+    // SAFETY: probes for the shared library without calling into it.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(no_device("the CUDA driver library (libcuda) was not found"));
+    }
+    let count = CudaContext::device_count().map_err(|e| no_device(format!("cuInit/cuDeviceGetCount: {e}")))?;
+    Ok(count.max(0) as usize)
+}
+
 /// The default memory pool of `ctx`'s device: every op's outputs and scratch come from it
 /// (`cuMemAllocAsync`, ordered on the op's stream).
-fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
+pub(crate) fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
     let mut pool = std::ptr::null_mut();
     // SAFETY: writes one pool handle; fails (and is ignored) on devices without memory pools.
     let ok = unsafe { cudarc::driver::sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) }.result();

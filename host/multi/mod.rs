@@ -21,7 +21,7 @@ pub use ops::ShardOperand;
 pub use sharded::{Sharded, Stencil};
 
 use crate::error::{Error, Result};
-use crate::gpu::Gpu;
+use crate::gpu::{Gpu, default_pool, device_count};
 
 /// One [`Gpu`] per device of a set, each with its own stream. Ops on a `Gpus` take a host array
 /// (scattered across the devices, the result gathered) or a [`Sharded`] array (used in place, the
@@ -64,27 +64,13 @@ static NEXT_SET: AtomicU64 = AtomicU64::new(1);
 impl Gpus {
     /// Every device of the host, in ordinal order. [`Error::NoDevice`] when none answers.
     pub fn all() -> Result<Gpus> {
-        // SAFETY: probes for the shared library without calling into it.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::NoDevice {
-                reason: "the CUDA driver library (libcuda) was not found".into(),
-            });
-        }
-        let count = cudarc::driver::CudaContext::device_count().map_err(|e| Error::NoDevice {
-            reason: format!("cuInit/cuDeviceGetCount: {e}"),
-        })?;
-        let ordinals: Vec<usize> = (0..count.max(0) as usize).collect();
+        let ordinals: Vec<usize> = (0..device_count()?).collect();
         Gpus::new(&ordinals)
     }
 
     /// The devices `ordinals` (distinct, at least one). A missing device is [`Error::NoDevice`]
     /// naming it.
     pub fn new(ordinals: &[usize]) -> Result<Gpus> {
-        if ordinals.is_empty() {
-            return Err(Error::NoDevice {
-                reason: "a device set needs at least one device, none was given".into(),
-            });
-        }
         if let Some((i, &o)) = ordinals.iter().enumerate().find(|&(i, o)| ordinals[..i].contains(o)) {
             return Err(Error::InvalidArgument {
                 name: "ordinals",
@@ -276,14 +262,9 @@ fn enable_peer_access(gpus: &[Gpu]) -> Result<Vec<Vec<bool>>> {
 /// a peer copy from it is staged through the host (a 15-row seam of a 32768-wide image took
 /// ~120 µs instead of a few).
 fn pool_access(reader: &Gpu, owner: &Gpu) -> Result<()> {
-    let mut pool = std::ptr::null_mut();
-    // SAFETY: writes one pool handle of a live device.
-    if unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, owner.context().cu_device()) }
-        .result()
-        .is_err()
-    {
+    let Some(pool) = default_pool(owner.context()) else {
         return Ok(()); // no memory pools: allocations are plain, covered by peer access
-    }
+    };
     let desc = sys::CUmemAccessDesc {
         location: sys::CUmemLocation {
             type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,

@@ -89,8 +89,9 @@ impl<T: DeviceRepr + Clone + Send + Sync, D: Dimension> ShardOperand for &Sharde
     }
 }
 
-/// One device's partial of reducer `R`: its accumulator, its part's first element and length.
-type Partial<R> = (<R as Reducer>::Acc, <R as Reducer>::In, usize);
+/// One device's partial of reducer `R`: its accumulator, its part's first element (when asked
+/// for: the shift of the moments) and its length.
+type Partial<R> = (<R as Reducer>::Acc, Option<<R as Reducer>::In>, usize);
 
 /// The reach along axis 0 of an op over the last two axes whose window spans `rows` rows: on a
 /// single image the rows themselves are split; on a batch (3+ axes) whole planes are.
@@ -232,26 +233,26 @@ impl Gpus {
         {
             return Err(Error::TooManyElements { op: "sum", len, max });
         }
-        let acc = self.partials::<T::SumR, X>(x)?.into_iter().map(|(a, _, _)| a);
+        let acc = self.partials::<T::SumR, X>(x, false)?.into_iter().map(|(a, _, _)| a);
         Ok(T::sum_out(acc.fold(T::SumR::identity(), T::SumR::combine)))
     }
 
     /// Σx² over every device (integers exact in 128 bits, as [`Gpu::sum_of_squares`]).
     pub fn sum_of_squares<T: ReduceElement, X: ShardOperand<Elem = T>>(&self, x: X) -> Result<T::SumSq> {
-        let acc = self.partials::<T::SumSqR, X>(x)?.into_iter().map(|(a, _, _)| a);
+        let acc = self.partials::<T::SumSqR, X>(x, false)?.into_iter().map(|(a, _, _)| a);
         Ok(T::sumsq_out(acc.fold(T::SumSqR::identity(), T::SumSqR::combine)))
     }
 
     /// Smallest element over every device (NaN if any is NaN); [`Error::EmptyInput`] when empty.
     pub fn min<T: ReduceElement, X: ShardOperand<Elem = T>>(&self, x: X) -> Result<T> {
-        let parts = self.partials::<T::MinR, X>(x)?;
+        let parts = self.partials::<T::MinR, X>(x, false)?;
         let acc = parts.into_iter().map(|(a, _, _)| a).reduce(T::MinR::combine);
         acc.ok_or(Error::EmptyInput { op: "min" })
     }
 
     /// Largest element over every device (NaN if any is NaN); [`Error::EmptyInput`] when empty.
     pub fn max<T: ReduceElement, X: ShardOperand<Elem = T>>(&self, x: X) -> Result<T> {
-        let parts = self.partials::<T::MaxR, X>(x)?;
+        let parts = self.partials::<T::MaxR, X>(x, false)?;
         let acc = parts.into_iter().map(|(a, _, _)| a).reduce(T::MaxR::combine);
         acc.ok_or(Error::EmptyInput { op: "max" })
     }
@@ -260,14 +261,17 @@ impl Gpus {
     /// variance, combined by Chan's pairwise formula in f64 (`M₂ = Σ nᵢ(vᵢ + (mᵢ − m)²)`), which
     /// agrees with [`Gpu::mean_variance`] to f64 rounding. [`Error::EmptyInput`] when empty.
     pub fn mean_variance<T: ReduceElement, X: ShardOperand<Elem = T>>(&self, x: X) -> Result<MeanVariance> {
-        let parts = self.partials::<T::MeanVarR, X>(x)?;
+        let parts = self.partials::<T::MeanVarR, X>(x, true)?;
         let n: usize = parts.iter().map(|&(_, _, n)| n).sum();
         if n == 0 {
             return Err(Error::EmptyInput { op: "mean_variance" });
         }
         let each: Vec<(MeanVariance, f64)> = parts
             .into_iter()
-            .map(|(acc, first, len)| (T::moments_out(acc, first, len), len as f64))
+            .map(|(acc, first, len)| {
+                let first = first.expect("partials read with their first elements");
+                (T::moments_out(acc, first, len), len as f64)
+            })
             .collect();
         let mean = each.iter().map(|(m, w)| m.mean * w).sum::<f64>() / n as f64;
         let m2: f64 = each
@@ -280,9 +284,10 @@ impl Gpus {
         })
     }
 
-    /// One partial of reducer `R` per non-empty part, with the part's first element and length:
-    /// every device's kernels enqueued first, then the results read back in device order.
-    fn partials<R, X>(&self, x: X) -> Result<Vec<Partial<R>>>
+    /// One partial of reducer `R` per non-empty part, with its length and, if `first`, the part's
+    /// first element: every device's kernels enqueued first, then the results read back in
+    /// device order.
+    fn partials<R, X>(&self, x: X, first: bool) -> Result<Vec<Partial<R>>>
     where
         R: HostReducer<In: Send + Sync + Clone + Copy>,
         X: ShardOperand<Elem = R::In>,
@@ -314,7 +319,10 @@ impl Gpus {
             .map(|(gpu, buf, plan)| {
                 (|| {
                     let acc = plan.result(gpu)?;
-                    let first = gpu.stream().clone_dtoh(&buf.as_slice().slice(0..1))?[0];
+                    let first = match first {
+                        true => Some(gpu.stream().clone_dtoh(&buf.as_slice().slice(0..1))?[0]),
+                        false => None,
+                    };
                     Ok((acc, first, buf.len()))
                 })()
                 .map_err(|e| on_device(gpu, e))

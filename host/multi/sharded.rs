@@ -130,7 +130,7 @@ impl<T, D: Dimension> Sharded<T, D> {
 
     /// Bytes of one row (one index of axis 0).
     fn row_bytes(&self) -> usize {
-        self.dim.slice().iter().skip(1).product::<usize>() * std::mem::size_of::<T>()
+        row_bytes::<T>(self.dim.slice())
     }
 
     /// Whether every part's buffer holds the `radius` rows its core's stencil reads on each side
@@ -214,6 +214,11 @@ impl<T: DeviceRepr + Clone, D: Dimension> Sharded<T, D> {
 /// The buffer rows of a part owning `rows` with `halo` rows each side, clipped to `0..n`.
 fn buffer_rows(rows: &Range<usize>, halo: usize, n: usize) -> (usize, usize) {
     (rows.start.saturating_sub(halo), (rows.end + halo).min(n))
+}
+
+/// Bytes of one index of axis 0 of a C-order array of `T` of shape `shape`.
+fn row_bytes<T>(shape: &[usize]) -> usize {
+    shape.iter().skip(1).product::<usize>() * std::mem::size_of::<T>()
 }
 
 /// `dim` with `rows` along axis 0.
@@ -435,7 +440,7 @@ impl Gpus {
                 outs.into_iter()
                     .map(|o| {
                         keeps_rows(&o, span.len())?;
-                        let row_bytes = o.shape()[1..].iter().product::<usize>() * std::mem::size_of::<U>();
+                        let row_bytes = row_bytes::<U>(o.shape());
                         let hi = p.lo + p.data.shape()[0];
                         let mut data = DeviceArray::uninit(gpu, with_rows(&o.raw_dim(), hi - p.lo))?;
                         if row_bytes > 0 {

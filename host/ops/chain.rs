@@ -321,7 +321,7 @@ impl<O: ChainOutput> ChainPlan<O> {
     /// Enqueues the chain over `x` into `y` (their first `planes · h · w` elements, C order).
     /// Asynchronous.
     pub fn enqueue(&self, gpu: &Gpu, x: &CudaSlice<u8>, y: &mut CudaSlice<O>) -> Result<()> {
-        let n = self.shape.planes * self.shape.h * self.shape.w;
+        let n = self.shape.len();
         check_buffers([("x", x.len(), n), ("y", y.len(), n)])?;
         if n == 0 {
             return Ok(());

@@ -16,7 +16,7 @@ pub struct Filter2dShape {
 }
 
 impl Filter2dShape {
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.planes * self.h * self.w
     }
 }
