@@ -17,7 +17,7 @@
 //! `chain`) runs only those sections; none runs all. `headline` keeps each section's W1–W12
 //! workloads only (without a SECTION: the six main sections — the README tables and the charts).
 //! The chain section (W12) times Gaussian → dilation → Sobel over 64 × 512² and one 8192² image,
-//! each op alone, the three one by one and fused. The launch floor and the copy bandwidth are
+//! each op alone, the three one by one and fused, and fused with two point steps between. The launch floor and the copy bandwidth are
 //! always measured.
 
 mod chart;
@@ -635,6 +635,28 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
     gpu.poison(&mut fy)?;
     let t_fused = time(&mut || fused.enqueue(gpu, &x, &mut fy))?;
     let ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
+    // The same chain with two point steps between the stencils: what they add fused (one by one
+    // each would be a pass over the batch of its own).
+    let pointed = Chain::new()
+        .scale_offset(1.25, -10.0)
+        .gaussian3x3()
+        .threshold(96)
+        .dilate((3, 3))
+        .sobel(1);
+    let fused_points = ChainPlan::new(gpu, shape, &pointed, border)?;
+    let t_points = time(&mut || fused_points.enqueue(gpu, &x, &mut fy))?;
+    // Checked against the same steps as two fused launches through a u8 image (the tests hold
+    // every chain to the ops one by one).
+    let head = ChainPlan::new(
+        gpu,
+        shape,
+        &Chain::new().scale_offset(1.25, -10.0).gaussian3x3().threshold(96),
+        border,
+    )?;
+    let tail = ChainPlan::new(gpu, shape, &Chain::new().dilate((3, 3)).sobel(1), border)?;
+    head.enqueue(gpu, &x, &mut g)?;
+    tail.enqueue(gpu, &g, &mut y)?;
+    let points_ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
     let row = |variant: &str, us: f64, bytes_per_px: usize, note: String| Row {
         family: "chain gauss→dilate→sobel",
         variant: variant.into(),
@@ -660,5 +682,14 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
                 t_fused / t_gauss.max(t_dilate).max(t_sobel)
             ),
         ),
+        Row {
+            ok: points_ok,
+            ..row(
+                "fused + scale/offset, threshold",
+                t_points,
+                3,
+                format!("{:+.2} µs for the two point steps", t_points - t_fused),
+            )
+        },
     ])
 }

@@ -11,7 +11,8 @@
 //! `reduce <log2 n> <variant>` (sum of squares of i32) or `window <u8|u16|i32|f32> <side>
 //! <width> <variant>` (row sums and sums of squares of a side² image into two f32 images, zero
 //! border) or `pool <planes> <variant>` (ResNet's 3 × 3 stride-2 padding-1 max pooling of f32
-//! planes of 224²); variant names as in the tables (`auto` for `Auto`). Prints the median of the
+//! planes of 224²) or `chain <planes> <side>` (W12's fused Gaussian → dilation → Sobel, reflect
+//! border, over u8 planes of side²); variant names as in the tables (`auto` for `Auto`). Prints the median of the
 //! launches (GPU time) for orientation only.
 
 #[path = "support/mod.rs"]
@@ -33,6 +34,7 @@ fn main() {
         ["conv1d", "f64", log2, taps, variant] => conv1d::<f64>(&gpu, parse(log2), parse(taps), variant),
         ["reduce", log2, variant] => reduce(&gpu, parse(log2), variant),
         ["pool", planes, variant] => pool(&gpu, parse(planes), variant),
+        ["chain", planes, side] => chain(&gpu, parse(planes), parse(side)),
         ["window", "u8", side, width, variant] => window::<u8>(&gpu, parse(side), parse(width), variant),
         ["window", "u16", side, width, variant] => window::<u16>(&gpu, parse(side), parse(width), variant),
         ["window", "i32", side, width, variant] => window::<i32>(&gpu, parse(side), parse(width), variant),
@@ -143,5 +145,27 @@ fn pool(gpu: &Gpu, planes: usize, variant: &str) -> gpuprims::Result<()> {
         plan.variant().name(),
         t.median_us
     );
+    Ok(())
+}
+
+fn chain(gpu: &Gpu, planes: usize, side: usize) -> gpuprims::Result<()> {
+    use gpuprims::{Chain, ChainPlan, Filter2dShape};
+    let shape = Filter2dShape {
+        planes,
+        h: side,
+        w: side,
+    };
+    let n = planes * side * side;
+    let x = gpu.stream().clone_htod(&support::image::<u8>(n, side as u64))?;
+    // SAFETY: written in full by each launch.
+    let mut y = unsafe { gpu.stream().alloc::<i16>(n) }?;
+    let plan = ChainPlan::new(
+        gpu,
+        shape,
+        &Chain::new().gaussian3x3().dilate((3, 3)).sobel(1),
+        Border::Reflect,
+    )?;
+    let t = gpu.time_launches(1, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y))?;
+    println!("chain {planes} × {side}²: median {:.2} µs", t.median_us);
     Ok(())
 }

@@ -17,6 +17,13 @@ enum Step {
     Dilate(usize, usize),
     Erode(usize, usize),
     Threshold(u8),
+    ScaleOffset(f32, f32),
+    /// A lookup table: `v ↦ (v · 37 + 11) mod 256`.
+    Lookup,
+}
+
+fn table() -> [u8; 256] {
+    std::array::from_fn(|v| ((v * 37 + 11) % 256) as u8)
 }
 
 fn build(steps: &[Step]) -> Chain<u8> {
@@ -25,6 +32,8 @@ fn build(steps: &[Step]) -> Chain<u8> {
         Step::Dilate(h, w) => c.dilate((h, w)),
         Step::Erode(h, w) => c.erode((h, w)),
         Step::Threshold(t) => c.threshold(t),
+        Step::ScaleOffset(a, b) => c.scale_offset(a, b),
+        Step::Lookup => c.lookup(table()),
     })
 }
 
@@ -37,9 +46,18 @@ fn one_by_one(gpu: &Gpu, x: &ArrayD<u8>, steps: &[Step], border: Border) -> gpup
             Step::Dilate(h, w) => gpu.dilate(&y, (h, w), border)?,
             Step::Erode(h, w) => gpu.erode(&y, (h, w), border)?,
             Step::Threshold(t) => y.mapv(|v| if v > t { 255 } else { 0 }),
+            Step::ScaleOffset(a, b) => y.mapv(|v| scale_offset(v, a, b)),
+            Step::Lookup => y.mapv(|v| table()[v as usize]),
         };
     }
     Ok(y)
+}
+
+/// The documented semantics of `Chain::scale_offset`, written out: one f32 fused multiply-add,
+/// round half to even, clamp, NaN to 0.
+fn scale_offset(v: u8, a: f32, b: f32) -> u8 {
+    let y = a.mul_add(v as f32, b).round_ties_even();
+    if y.is_nan() { 0 } else { y.clamp(0.0, 255.0) as u8 }
 }
 
 fn image(shape: &[usize], seed: u64) -> ArrayD<u8> {
@@ -61,8 +79,12 @@ fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: &ArrayD<T>, want: &Arra
     Ok(())
 }
 
-const SHAPES: [&[usize]; 7] = [
+/// Widths that are multiples of 4 take whole-word loads and stores, the others bytes at the
+/// plane's edges; 260 × 70 spans three tiles each way.
+const SHAPES: [&[usize]; 9] = [
     &[1, 1],
+    &[40, 8],
+    &[2, 70, 260],
     &[2, 1, 7],
     &[5, 3],
     &[3, 37, 70],
@@ -90,6 +112,16 @@ fn chains() -> Vec<Vec<Step>> {
         ],
         vec![Step::Gaussian; 11],
         vec![Step::Threshold(200)],
+        // Point ops between stencils; a 5 × 3 window (reach 5 down, 3 across) after them.
+        vec![
+            Step::ScaleOffset(1.5, -20.5),
+            Step::Dilate(5, 3),
+            Step::Lookup,
+            Step::Gaussian,
+            Step::ScaleOffset(-0.75, 300.0),
+            Step::Erode(1, 3),
+        ],
+        vec![Step::Gaussian, Step::Erode(5, 5), Step::Dilate(5, 5), Step::Gaussian],
     ]
 }
 

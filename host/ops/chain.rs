@@ -11,18 +11,23 @@
 //! | [`Chain::dilate`]`((kh, kw))`, odd sides up to 5 | [`Gpu::dilate`] |
 //! | [`Chain::erode`]`((kh, kw))`, odd sides up to 5 | [`Gpu::erode`] |
 //! | [`Chain::threshold`]`(t)` | `255` where the pixel is above `t`, else `0` |
+//! | [`Chain::scale_offset`]`(a, b)` | `a·v + b` as one f32 fused multiply-add, rounded half to even, clamped to u8 |
+//! | [`Chain::lookup`]`(table)` | `table[v]` (any u8 → u8 point op) |
 //! | [`Chain::sobel`]`(axis)`, last | [`Gpu::sobel`] (u8 → i16) |
 //!
 //! The image is read once and the result written once; the intermediates live in shared
 //! memory. The halo a launch stages grows with each step's reach; past 8 pixels on a side the
 //! plan runs the chain as several fused segments through an intermediate image (never an error).
+//! Point steps cost a table lookup per pixel and no halo.
 //!
-//! # Speed
-//! This first fused kernel interprets the steps pixel by pixel: on the H100 it is slower than the
-//! tuned ops run one by one (64 × 512² Gaussian → dilation → Sobel: 415 µs fused against 53 µs
-//! for the three batched plans; docs/PERFORMANCE.md, *Fused chains*). Where speed matters, run
-//! the ops one by one until the packed fused kernel lands; the chain's semantics and tests are
-//! the ones that kernel will keep.
+//! # Speed: when fusion pays
+//! The fused kernel computes every step on packed 4-pixel words through shared memory; it is
+//! bound by instruction issue, the tuned single-op kernels by memory. On the H200 (W12, Gaussian
+//! → dilation → Sobel): 164 µs fused against 131 µs for the three ops one by one on one 8192²
+//! image, 83 µs against 50 µs on 64 × 512² (docs/PERFORMANCE.md, *Fused chains*). So a chain of
+//! stencils alone runs faster one op at a time; fusion pays where the ops between the stencils
+//! are memory passes of their own (point ops, thresholds: free in a chain, a full read and write
+//! one by one) and where the intermediates must not be allocated.
 //!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};
@@ -46,8 +51,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelA
 use ndarray::Dimension;
 
 use crate::abi::chain::{
-    CHAIN_BLOCK, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_NAMES, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs, ChainKind,
-    ChainStep, chain_shared_bytes,
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_NAMES, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs,
+    ChainKind, ChainStep, chain_layout,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -78,6 +83,8 @@ impl ChainOutput for i16 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Chain<O = u8> {
     steps: Vec<ChainStep>,
+    /// Each step's lookup table (point steps; zeros for the others).
+    tables: Vec<[u8; 256]>,
     _out: PhantomData<O>,
 }
 
@@ -92,6 +99,7 @@ impl Chain<u8> {
     pub fn new() -> Self {
         Chain {
             steps: Vec::new(),
+            tables: Vec::new(),
             _out: PhantomData,
         }
     }
@@ -103,7 +111,15 @@ impl Chain<u8> {
             kw: kw.min(u32::MAX as usize) as u32,
             param,
         });
+        self.tables.push([0; 256]);
         self
+    }
+
+    /// A point step mapping each pixel `v` to `table[v]`.
+    fn point(self, table: [u8; 256]) -> Self {
+        let mut c = self.push(ChainKind::Point, (1, 1), 0);
+        *c.tables.last_mut().expect("just pushed") = table;
+        c
     }
 
     /// The 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16`, rounded (`(Σ + 8) >> 4`), as [`Gpu::gaussian3x3`].
@@ -123,7 +139,21 @@ impl Chain<u8> {
 
     /// `255` where the pixel is above `level`, else `0`.
     pub fn threshold(self, level: u8) -> Self {
-        self.push(ChainKind::Threshold, (1, 1), level as u32)
+        self.lookup(std::array::from_fn(|v| if v > level as usize { 255 } else { 0 }))
+    }
+
+    /// `scale · v + offset` saturated to u8: the product and sum as one f32 fused multiply-add,
+    /// rounded half to even, clamped to `0 ..= 255` (NaN gives 0) — numpy's
+    /// `np.clip(np.rint(np.float32(scale) * v + np.float32(offset)), 0, 255)` but for the single
+    /// rounding of the fused multiply-add.
+    pub fn scale_offset(self, scale: f32, offset: f32) -> Self {
+        self.lookup(std::array::from_fn(|v| scale_offset_u8(v as u8, scale, offset)))
+    }
+
+    /// Each pixel `v` replaced by `table[v]` (any u8 → u8 point op: gamma, inversion, a
+    /// colour map's index, …).
+    pub fn lookup(self, table: [u8; 256]) -> Self {
+        self.point(table)
     }
 
     /// The Sobel derivative along `axis` (0: down the columns, 1: along the rows) as i16, as
@@ -138,6 +168,7 @@ impl Chain<u8> {
         let s = self.push(kind, (3, 3), param);
         Chain {
             steps: s.steps,
+            tables: s.tables,
             _out: PhantomData,
         }
     }
@@ -154,8 +185,8 @@ impl<O> Chain<O> {
         self.steps.is_empty()
     }
 
-    /// The steps, each checked.
-    fn checked(&self) -> Result<&[ChainStep]> {
+    /// The steps, each checked, and their tables.
+    fn checked(&self) -> Result<(&[ChainStep], &[[u8; 256]])> {
         if self.steps.is_empty() {
             return Err(Error::InvalidArgument {
                 name: "chain",
@@ -180,8 +211,14 @@ impl<O> Chain<O> {
                 });
             }
         }
-        Ok(&self.steps)
+        Ok((&self.steps, &self.tables))
     }
+}
+
+/// [`Chain::scale_offset`] of one pixel.
+pub fn scale_offset_u8(v: u8, scale: f32, offset: f32) -> u8 {
+    let y = scale.mul_add(v as f32, offset).round_ties_even();
+    if y.is_nan() { 0 } else { y.clamp(0.0, 255.0) as u8 }
 }
 
 /// The chain family's kernels: u8 output, i16 output.
@@ -200,9 +237,11 @@ impl Family for ChainKernels {
 // SAFETY: `repr(C)` plain integers; the layout is the contract both sides compile.
 unsafe impl DeviceRepr for ChainArgs {}
 
-/// One fused launch of a plan: its steps' arguments, kernel (u8 or i16 output) and grid.
+/// One fused launch of a plan: its steps' arguments and lookup tables, kernel (u8 or i16
+/// output) and grid.
 struct Segment {
     args: ChainArgs,
+    tables: CudaSlice<u8>,
     kernel: Arc<Kernel>,
     cfg: LaunchConfig,
 }
@@ -242,7 +281,7 @@ pub struct ChainPlan<O: ChainOutput> {
 impl<O: ChainOutput> ChainPlan<O> {
     /// Plans `chain` over `shape` with `border`.
     pub fn new(gpu: &Gpu, shape: Filter2dShape, chain: &Chain<O>, border: Border) -> Result<Self> {
-        let steps = chain.checked()?;
+        let (steps, tables) = chain.checked()?;
         for (name, v) in [("height", shape.h), ("width", shape.w)] {
             if v >= 1 << 30 {
                 return Err(Error::InvalidArgument {
@@ -268,6 +307,7 @@ impl<O: ChainOutput> ChainPlan<O> {
         let parts = segments(steps);
         let count = parts.len();
         let mut out = Vec::with_capacity(count);
+        let mut first = 0;
         for (i, part) in parts.into_iter().enumerate() {
             let mut halo = [0u32; 4];
             for s in part {
@@ -275,7 +315,7 @@ impl<O: ChainOutput> ChainPlan<O> {
                     *h += e;
                 }
             }
-            let (pitch, bytes) = chain_shared_bytes(halo);
+            let layout = chain_layout(halo, part.len() as u32);
             let mut args = ChainArgs {
                 h: shape.h as u32,
                 w: shape.w as u32,
@@ -284,19 +324,23 @@ impl<O: ChainOutput> ChainPlan<O> {
                 border: mode as u32,
                 cval,
                 n_steps: part.len() as u32,
-                pitch,
+                row_align: 1,
                 halo,
                 steps: [ChainStep::default(); CHAIN_MAX_STEPS],
             };
             args.steps[..part.len()].copy_from_slice(part);
+            let luts: Vec<u8> = tables[first..first + part.len()].concat();
+            debug_assert_eq!(luts.len(), part.len() * CHAIN_LUT_BYTES as usize);
+            first += part.len();
             let wide = O::WIDE && i + 1 == count;
             out.push(Segment {
                 args,
+                tables: gpu.stream().clone_htod(&luts)?,
                 kernel: gpu.kernel(kernels.ids[wide as usize])?.clone(),
                 cfg: LaunchConfig {
                     grid_dim: (blocks as u32, 1, 1),
                     block_dim: (CHAIN_BLOCK, 1, 1),
-                    shared_mem_bytes: bytes,
+                    shared_mem_bytes: layout.shared_bytes,
                 },
             });
         }
@@ -329,25 +373,39 @@ impl<O: ChainOutput> ChainPlan<O> {
         let _order = gpu.order_after(
             [x.stream(), y.stream()]
                 .into_iter()
-                .chain(self.scratch.iter().map(|s| s.stream())),
+                .chain(self.scratch.iter().map(|s| s.stream()))
+                .chain(self.segments.iter().map(|s| s.tables.stream())),
         )?;
         let stream = gpu.stream();
         let last = self.segments.len() - 1;
+        let x_at = x.device_ptr(stream).0;
+        let y_at = y.device_ptr(stream).0;
         for (i, s) in self.segments.iter().enumerate() {
             let src = match i {
-                0 => x.device_ptr(stream).0,
+                0 => x_at,
                 _ => self.scratch[(i - 1) % 2].device_ptr(stream).0,
             };
             let dst = match i {
-                _ if i == last => y.device_ptr(stream).0,
+                _ if i == last => y_at,
                 _ => self.scratch[i % 2].device_ptr(stream).0,
             };
+            // How whole the rows are: 16-byte vectors or words when the width allows and both
+            // buffers are 16-byte aligned (the scratch images are fresh allocations).
+            let w = self.shape.w;
+            let row_align = match (src | dst) % 16 == 0 {
+                true if w.is_multiple_of(16) => 16,
+                true if w.is_multiple_of(4) => 4,
+                _ => 1,
+            };
+            let args = ChainArgs { row_align, ..s.args };
+            let tables = s.tables.device_ptr(stream).0;
             let mut b = s.kernel.launch_on(gpu)?;
-            b.arg(&src).arg(&dst).arg(&s.args);
-            // SAFETY: `(x: *const u8, y: *mut u8|i16, a: ChainArgs)`; src and dst hold the
-            // plan's planes (checked above, or the plan's scratch); the shared memory is the
-            // segment's `chain_shared_bytes`; the steps were checked and their extents sum to
-            // the halo.
+            b.arg(&src).arg(&dst).arg(&tables).arg(&args);
+            // SAFETY: `(x: *const u8, y: *mut u8|i16, lut: *const u8, a: ChainArgs)`; src and
+            // dst hold the plan's planes (checked above, or the plan's scratch), aligned as
+            // `row_align` says; `tables` holds the segment's 256-byte tables; the shared
+            // memory is the segment's `chain_layout`; the steps were checked and their extents
+            // sum to the halo; only the last segment of a Sobel chain has the i16 kernel.
             unsafe { b.launch(s.cfg) }?;
         }
         Ok(())

@@ -2,22 +2,31 @@
 //! arguments and kernel symbols.
 //!
 //! A chain runs a sequence of u8 image ops — the 3 × 3 Gaussian, grey dilation and erosion up to
-//! 5 × 5, a binary threshold, and a Sobel derivative as the last step (u8 → i16) — in one kernel
+//! 5 × 5, point ops by lookup table (threshold, scale and offset), and a Sobel derivative as the last step (u8 → i16) — in one kernel
 //! per output tile: the block stages its tile plus the halo every step needs, each step computes
 //! the region the next one reads, and only the last step writes memory. Each step extends its
 //! input past the image by the chain's border exactly as the op run alone does, so a fused chain
 //! is bit-exact with the ops run one by one.
 
-/// Output tile of one block: `CHAIN_TILE_H × CHAIN_TILE_W` pixels.
-pub const CHAIN_TILE_W: u32 = 64;
-pub const CHAIN_TILE_H: u32 = 32;
-/// Threads per block (8 warps: warps over rows, lanes over columns).
+/// Output tile of one block: `CHAIN_TILE_H × CHAIN_TILE_W` pixels (32 words of 4 pixels across,
+/// one per lane of a warp in the final store). Tall tiles spread each block's fixed work (its
+/// index arithmetic, the steps' parameters, the halo rows) over more pixels: on the H200 (W12
+/// 8192²) 32 rows took 272.7 µs, 64 rows 205.3, 96 rows 193.5, 128 rows 182.7 (64 × 512²: 112.7,
+/// 92.9, 106.2, 93.1).
+pub const CHAIN_TILE_W: u32 = 128;
+pub const CHAIN_TILE_H: u32 = 128;
+/// Threads per block (8 warps).
 pub const CHAIN_BLOCK: u32 = 256;
+/// Rows of 4-pixel words one thread computes per step unit (a unit: one word column, this many
+/// rows; the last step's `32 × 8` units are one per thread).
+pub const CHAIN_UNIT_ROWS: u32 = 4;
 /// Steps of one launch at most.
 pub const CHAIN_MAX_STEPS: usize = 8;
 /// Halo of one launch at most, per side: the sum of its steps' extents on that side. A longer
 /// chain runs as several launches (segments) through an intermediate image.
 pub const CHAIN_MAX_HALO: u32 = 8;
+/// Bytes of one point step's lookup table.
+pub const CHAIN_LUT_BYTES: u32 = 256;
 
 /// What a step computes.
 #[repr(u32)]
@@ -29,8 +38,9 @@ pub enum ChainKind {
     Dilate = 1,
     /// The minimum over `kh × kw` anchored at `(kh / 2, kw / 2)` (scipy `grey_erosion`).
     Erode = 2,
-    /// `255` where the pixel is above `param`, else `0`.
-    Threshold = 3,
+    /// A point op by a 256-entry table (threshold, scale and offset, any u8 → u8 map): the
+    /// launch's table `k` (the step's index) maps each pixel.
+    Point = 3,
     /// scipy `sobel(x, axis=0)` as i16 (last step only).
     Sobel0 = 4,
     /// scipy `sobel(x, axis=1)` as i16 (last step only).
@@ -45,7 +55,7 @@ pub struct ChainStep {
     pub kind: u32,
     pub kh: u32,
     pub kw: u32,
-    /// The threshold's level.
+    /// Unused by the kernel; the host marks an invalid Sobel axis with `u32::MAX`.
     pub param: u32,
 }
 
@@ -77,16 +87,39 @@ pub struct ChainArgs {
     /// The constant border's value (u8).
     pub cval: u32,
     pub n_steps: u32,
-    /// Bytes per row of each shared buffer.
-    pub pitch: u32,
+    /// How whole the rows are, both buffers being 16-byte aligned: 16 when `w` is a multiple
+    /// of 16 (rows staged in 16-byte vectors), 4 when a multiple of 4 (words), else 1 (bytes at
+    /// the plane's right edge).
+    pub row_align: u32,
     pub halo: [u32; 4],
     pub steps: [ChainStep; CHAIN_MAX_STEPS],
 }
 
-/// Shared-memory bytes of a chain launch with `halo`: two buffers of the tile plus halo.
-pub const fn chain_shared_bytes(halo: [u32; 4]) -> (u32, u32) {
-    let pitch = (CHAIN_TILE_W + halo[2] + halo[3]).next_multiple_of(4);
-    (pitch, 2 * pitch * (CHAIN_TILE_H + halo[0] + halo[1]))
+/// Bytes of a buffer row on each side of the tile: the halo (at most [`CHAIN_MAX_HALO`]) and a
+/// margin, so a row is whole 16-byte vectors aligned like the image's columns and every computed
+/// word has both neighbours in the row.
+pub const CHAIN_SIDE: u32 = 16;
+/// Words per buffer row.
+pub const CHAIN_PITCH_WORDS: u32 = (2 * CHAIN_SIDE + CHAIN_TILE_W) / 4;
+
+/// The shared-memory layout of a launch with `halo` and `n_steps` steps (one source for host
+/// and kernel): `n_steps` lookup tables of [`CHAIN_LUT_BYTES`], then two buffers of
+/// `rows × CHAIN_PITCH_WORDS` words, the region a step reads and the one it writes. Word `j` of
+/// a buffer row holds image columns `tile_x − CHAIN_SIDE + 4j ..`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainLayout {
+    /// Rows per buffer: the tile's and its halo's.
+    pub rows: u32,
+    /// Bytes of dynamic shared memory.
+    pub shared_bytes: u32,
+}
+
+pub const fn chain_layout(halo: [u32; 4], n_steps: u32) -> ChainLayout {
+    let rows = CHAIN_TILE_H + halo[0] + halo[1];
+    ChainLayout {
+        rows,
+        shared_bytes: n_steps * CHAIN_LUT_BYTES + 2 * 4 * CHAIN_PITCH_WORDS * rows,
+    }
 }
 
 /// Symbol of a chain kernel: `gpuprims_chain_u8_<out>`.

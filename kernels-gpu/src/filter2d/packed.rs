@@ -108,7 +108,7 @@ impl LaneOp for Min<u8> {
 /// each, the bias bytes taken from a constant.
 #[cfg(not(target_feature = "sm_90"))]
 #[inline(always)]
-fn split_lane_words(w: u32) -> [u32; 2] {
+pub fn split_lane_words(w: u32) -> [u32; 2] {
     [byte_perm(w, 0x8080_8080, 0x4240), byte_perm(w, 0x8080_8080, 0x4341)]
 }
 
@@ -116,14 +116,14 @@ fn split_lane_words(w: u32) -> [u32; 2] {
 /// biased split takes two `prmt`.
 #[cfg(target_feature = "sm_90")]
 #[inline(always)]
-fn split_lane_words(w: u32) -> [u32; 2] {
+pub fn split_lane_words(w: u32) -> [u32; 2] {
     high_byte_lanes(w)
 }
 
 /// The word of pixels whose even and odd pixels are in the lane words `even` and `odd` (the
 /// inverse of [`split_lane_words`]): one `prmt`.
 #[inline(always)]
-fn join_lane_words(even: u32, odd: u32) -> u32 {
+pub fn join_lane_words(even: u32, odd: u32) -> u32 {
     #[cfg(target_feature = "sm_90")]
     return join_high_byte_lanes(even, odd);
     #[cfg(not(target_feature = "sm_90"))]
