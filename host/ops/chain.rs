@@ -20,14 +20,13 @@
 //! plan runs the chain as several fused segments through an intermediate image (never an error).
 //! Point steps cost a table lookup per pixel and no halo.
 //!
-//! # Speed: when fusion pays
+//! # Speed
 //! The fused kernel computes every step on packed 4-pixel words through shared memory; it is
 //! bound by instruction issue, the tuned single-op kernels by memory. On the H200 (W12, Gaussian
-//! → dilation → Sobel): 164 µs fused against 131 µs for the three ops one by one on one 8192²
-//! image, 83 µs against 50 µs on 64 × 512² (docs/PERFORMANCE.md, *Fused chains*). So a chain of
-//! stencils alone runs faster one op at a time; fusion pays where the ops between the stencils
-//! are memory passes of their own (point ops, thresholds: free in a chain, a full read and write
-//! one by one) and where the intermediates must not be allocated.
+//! → dilation → Sobel): 163 µs fused against 132 µs for the three ops one by one on one 8192²
+//! image, 84 µs against 50 µs on 64 × 512²; a point step adds 18–31 µs, about a memory pass of
+//! its own (docs/PERFORMANCE.md, *Fused chains*). A chain buys one launch and no intermediate
+//! images; where speed matters, run the ops one by one.
 //!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};
@@ -216,7 +215,7 @@ impl<O> Chain<O> {
 }
 
 /// [`Chain::scale_offset`] of one pixel.
-pub fn scale_offset_u8(v: u8, scale: f32, offset: f32) -> u8 {
+fn scale_offset_u8(v: u8, scale: f32, offset: f32) -> u8 {
     let y = scale.mul_add(v as f32, offset).round_ties_even();
     if y.is_nan() { 0 } else { y.clamp(0.0, 255.0) as u8 }
 }
