@@ -28,6 +28,9 @@ pub fn trials() -> Vec<Trial> {
             reductions(&streams(g)?, g)
         }),
         gpu_trial("gpu_multi::one_device::errors".into(), errors),
+        gpu_trial("gpu_multi::one_device::large_transfers".into(), |g| {
+            large_transfers(&streams(g)?, g)
+        }),
     ];
     let two = Gpus::new(&[0, 1]).is_ok();
     let pair = |name: &str, f: fn(&Gpus, &Gpu) -> Result<(), Failed>| {
@@ -42,7 +45,30 @@ pub fn trials() -> Vec<Trial> {
     t.push(pair("batches", batches));
     t.push(pair("signals", signals));
     t.push(pair("reductions", reductions));
+    t.push(pair("large_transfers", large_transfers));
     t
+}
+
+/// Parts of several MiB, which scatter and gather stage through pinned buffers in chunks (a
+/// partial last chunk included): the round trip is exact, and an op's gathered result equals
+/// one device's, for u8 and f32.
+fn large_transfers(set: &Gpus, gpu: &Gpu) -> Result<(), Failed> {
+    let mut r = rng(58);
+    let x = Array3::from_shape_fn((3, 1999, 2101), |_| r.random::<u8>());
+    same("u8 round trip", &set.gather(&set.scatter(&x, 0)?)?, &x)?;
+    same(
+        "dilate 5×5 of a large stack",
+        &set.dilate(&x, (5, 5), Border::Mirror)?,
+        &gpu.dilate(&x, (5, 5), Border::Mirror)?,
+    )?;
+    let image = x.index_axis(ndarray::Axis(0), 1).mapv(|v| v as f32 * 0.5 - 3.0);
+    same("f32 round trip", &set.gather(&set.scatter(&image, 2)?)?, &image)?;
+    same(
+        "Gaussian of one large f32 image in bands",
+        &set.gaussian3x3(&image, Border::Wrap)?,
+        &gpu.gaussian3x3(&image, Border::Wrap)?,
+    )?;
+    Ok(())
 }
 
 /// Three streams of `gpu`'s device as one set, with unequal shares (uneven bands).

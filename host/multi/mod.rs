@@ -11,6 +11,7 @@
 mod copy;
 mod ops;
 mod sharded;
+mod staging;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,6 +48,8 @@ pub struct Gpus {
     peer: Vec<Vec<bool>>,
     /// Identity of this set: a [`Sharded`] remembers the set that made it.
     id: u64,
+    /// Each device's pinned staging buffers for host transfers, allocated on first use.
+    staging: Vec<std::sync::Mutex<Option<staging::Staging>>>,
 }
 
 impl std::fmt::Debug for Gpus {
@@ -96,6 +99,7 @@ impl Gpus {
         let shares = gpus.iter().map(bandwidth_share).collect::<Result<Vec<_>>>()?;
         let peer = enable_peer_access(&gpus)?;
         Ok(Gpus {
+            staging: gpus.iter().map(|_| Default::default()).collect(),
             gpus,
             shares,
             peer,

@@ -20,6 +20,7 @@ use ndarray::{Array, ArrayBase, Data, Dimension};
 use rayon::prelude::*;
 
 use super::copy::{Readers, RowSource, copy_rows};
+use super::staging::STAGED_MIN;
 use super::{Gpus, on_device};
 use crate::array::DeviceArray;
 use crate::border::Border;
@@ -232,7 +233,9 @@ impl Gpus {
     /// Splits `x` along its first axis across the devices (by their shares), each part with
     /// `halo` rows of its neighbours above and below: `0` for batches (planes are independent) and
     /// signals split for reductions, a stencil's radius for one image split into row bands (ops
-    /// widen it when they need more). The parts upload concurrently, one host thread per device.
+    /// widen it when they need more). The parts upload concurrently, one host thread per device;
+    /// parts of 1 MiB or more go through the device's two pinned staging buffers in chunks, the
+    /// host copy of one chunk (on every core) overlapping the DMA of the previous one.
     /// A 0-dimensional `x` is [`Error::InvalidArgument`].
     pub fn scatter<T, S, D>(&self, x: &ArrayBase<S, D>, halo: usize) -> Result<Sharded<T, D>>
     where
@@ -259,13 +262,26 @@ impl Gpus {
                     s.spawn(move || {
                         let (lo, hi) = buffer_rows(&rows, halo, n);
                         let part_dim = with_rows(dim, hi - lo);
+                        let rows_host = &host[lo * row..hi * row];
+                        let bytes = std::mem::size_of_val(rows_host);
                         let data = if part_dim.size() == 0 {
                             DeviceArray::uninit(gpu, part_dim)
+                        } else if bytes >= STAGED_MIN {
+                            // Large parts through the device's pinned staging buffers.
+                            (|| {
+                                let mut data = DeviceArray::uninit(gpu, part_dim)?;
+                                let dst = data.as_mut_slice().device_ptr_mut(gpu.stream()).0;
+                                // SAFETY: the rows' elements are plain device-representable data,
+                                // viewed as their bytes.
+                                let src = unsafe { std::slice::from_raw_parts(rows_host.as_ptr() as *const u8, bytes) };
+                                // SAFETY: `dst` is the fresh part's `bytes` bytes on this device.
+                                self.with_staging(device, |st| unsafe { st.upload(gpu, src, dst) })?;
+                                Ok(data)
+                            })()
                         } else {
                             DeviceArray::upload(
                                 gpu,
-                                &ndarray::ArrayView::from_shape(part_dim, &host[lo * row..hi * row])
-                                    .expect("rows of a C-order array"),
+                                &ndarray::ArrayView::from_shape(part_dim, rows_host).expect("rows of a C-order array"),
                             )
                         }
                         .map_err(|e| on_device(gpu, e))?;
@@ -287,7 +303,8 @@ impl Gpus {
     }
 
     /// The whole array back in host memory: every part's core downloads concurrently (one host
-    /// thread per device) into its rows of the result.
+    /// thread per device) into its rows of the result, through the pinned staging buffers as
+    /// [`Gpus::scatter`] uploads.
     pub fn gather<T, D>(&self, x: &Sharded<T, D>) -> Result<Array<T, D>>
     where
         T: DeviceRepr + Clone + Send + Sync,
@@ -318,6 +335,16 @@ impl Gpus {
                             let _order = gpu.order_after([buf.stream()])?;
                             let src = buf.device_ptr(gpu.stream()).0 + ((p.rows.start - p.lo) * row_bytes) as u64;
                             let dst = base + p.rows.start * row_bytes;
+                            let bytes = p.rows.len() * row_bytes;
+                            if bytes >= STAGED_MIN {
+                                // SAFETY: `dst` addresses the rows `p.rows` of `out`'s allocation,
+                                // zeroed above (the parts' cores are disjoint); `src` as many
+                                // bytes of the part's core, ordered before the stream's position.
+                                return unsafe {
+                                    let dst = std::slice::from_raw_parts_mut(dst as *mut u8, bytes);
+                                    self.with_staging(p.device, |st| st.download(gpu, src, dst))
+                                };
+                            }
                             gpu.context().bind_to_thread()?;
                             // SAFETY: `dst` addresses the rows `p.rows` of `out`'s allocation
                             // (capacity `len` elements; the parts' cores are disjoint), `src` as
@@ -327,7 +354,7 @@ impl Gpus {
                                 sys::cuMemcpyDtoHAsync_v2(
                                     dst as *mut std::ffi::c_void,
                                     src,
-                                    p.rows.len() * row_bytes,
+                                    bytes,
                                     gpu.stream().cu_stream(),
                                 )
                                 .result()?
