@@ -122,6 +122,8 @@ fn chains() -> Vec<Vec<Step>> {
             Step::Erode(1, 3),
         ],
         vec![Step::Gaussian, Step::Erode(5, 5), Step::Dilate(5, 5), Step::Gaussian],
+        // Two steps again (so a Sobel and the magnitude follow), with a point op first.
+        vec![Step::Threshold(90), Step::Erode(3, 5)],
     ]
 }
 
@@ -138,13 +140,22 @@ fn matches_one_by_one(gpu: &Gpu, border: Border) -> Result<(), Failed> {
                 &gpu.chain(&x, &chain, border)?,
                 &one_by_one(gpu, &x, &steps, border)?,
             )?;
-            // The chain, ending in a Sobel along each axis.
+            // The chain, ending in a Sobel along each axis and in the gradient magnitude
+            // (f32, compared bit for bit).
             if steps.len() == 2 {
+                let before = one_by_one(gpu, &x, &steps, border)?;
                 for axis in [0, 1] {
                     let sobel = build(&steps).sobel(axis);
-                    let want = gpu.sobel(&one_by_one(gpu, &x, &steps, border)?, axis, border)?;
+                    let want = gpu.sobel(&before, axis, border)?;
                     same(&format!("{what} sobel {axis}"), &gpu.chain(&x, &sobel, border)?, &want)?;
                 }
+                let magnitude = gpu.chain(&x, &build(&steps).sobel_magnitude(), border)?;
+                let want = gpu.sobel_magnitude(&before, border)?;
+                same(
+                    &format!("{what} sobel magnitude"),
+                    &magnitude.mapv(f32::to_bits),
+                    &want.mapv(f32::to_bits),
+                )?;
             }
         }
     }
@@ -170,6 +181,18 @@ fn layouts_and_streams(gpu: &Gpu) -> Result<(), Failed> {
         Border::Reflect,
     )?;
     same("transposed view", &gpu.chain(&t, &chain, Border::Reflect)?, &tw)?;
+    // The magnitude alone, and after nine Gaussians (two segments: only the last writes f32).
+    let bits = |a: ArrayD<f32>| a.mapv(f32::to_bits);
+    let alone = gpu.chain(&x, &Chain::new().sobel_magnitude(), Border::Constant(7.0))?;
+    same(
+        "magnitude alone",
+        &bits(alone),
+        &bits(gpu.sobel_magnitude(&x, Border::Constant(7.0))?),
+    )?;
+    let long = [Step::Gaussian; 9];
+    let chained = gpu.chain(&x, &build(&long).sobel_magnitude(), Border::Mirror)?;
+    let want_long = gpu.sobel_magnitude(&one_by_one(gpu, &x, &long, Border::Mirror)?, Border::Mirror)?;
+    same("nine Gaussians, then the magnitude", &bits(chained), &bits(want_long))?;
     let plan = ChainPlan::new(
         gpu,
         Filter2dShape {

@@ -14,6 +14,7 @@
 //! | [`Chain::scale_offset`]`(a, b)` | `a·v + b` as one f32 fused multiply-add, rounded half to even, clamped to u8 |
 //! | [`Chain::lookup`]`(table)` | `table[v]` (any u8 → u8 point op) |
 //! | [`Chain::sobel`]`(axis)`, last | [`Gpu::sobel`] (u8 → i16) |
+//! | [`Chain::sobel_magnitude`]`()`, last | [`Gpu::sobel_magnitude`] (u8 → f32) |
 //!
 //! The image is read once and the result written once; the intermediates live in shared
 //! memory. The halo a launch stages grows with each step's reach; past 8 pixels on a side the
@@ -50,8 +51,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelA
 use ndarray::Dimension;
 
 use crate::abi::chain::{
-    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_NAMES, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs,
-    ChainKind, ChainStep, chain_layout,
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_NAMES, CHAIN_OUT_F32, CHAIN_OUT_I16,
+    CHAIN_OUT_U8, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs, ChainKind, ChainStep, chain_layout,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -63,18 +64,23 @@ use crate::loader::Kernel;
 use crate::ops::filter2d::{Filter2dElement, Filter2dShape};
 use crate::ops::{check_buffers, planes_and_size};
 
-/// A chain's output element: u8, or i16 after a Sobel step.
+/// A chain's output element: u8, i16 after a Sobel step, f32 after a Sobel magnitude.
 pub trait ChainOutput: DeviceRepr + Clone + Copy + Send + Sync + 'static {
+    /// The kernel writing it (`CHAIN_OUT_*`).
     #[doc(hidden)]
-    const WIDE: bool;
+    const OUT: u32;
 }
 
 impl ChainOutput for u8 {
-    const WIDE: bool = false;
+    const OUT: u32 = CHAIN_OUT_U8;
 }
 
 impl ChainOutput for i16 {
-    const WIDE: bool = true;
+    const OUT: u32 = CHAIN_OUT_I16;
+}
+
+impl ChainOutput for f32 {
+    const OUT: u32 = CHAIN_OUT_F32;
 }
 
 /// A sequence of u8 2D ops run as one fused pass ([module docs](self)). Build it with the step
@@ -164,10 +170,20 @@ impl Chain<u8> {
             ChainKind::Sobel1
         };
         let param = if axis > 1 { u32::MAX } else { 0 };
-        let s = self.push(kind, (3, 3), param);
+        self.push(kind, (3, 3), param).ending()
+    }
+
+    /// The gradient magnitude `√(sobel(x, 0)² + sobel(x, 1)²)` in f32, as
+    /// [`Gpu::sobel_magnitude`] bit for bit; the chain's last step.
+    pub fn sobel_magnitude(self) -> Chain<f32> {
+        self.push(ChainKind::SobelMagnitude, (3, 3), 0).ending()
+    }
+
+    /// The chain with its last step's output type.
+    fn ending<O>(self) -> Chain<O> {
         Chain {
-            steps: s.steps,
-            tables: s.tables,
+            steps: self.steps,
+            tables: self.tables,
             _out: PhantomData,
         }
     }
@@ -220,15 +236,16 @@ fn scale_offset_u8(v: u8, scale: f32, offset: f32) -> u8 {
     if y.is_nan() { 0 } else { y.clamp(0.0, 255.0) as u8 }
 }
 
-/// The chain family's kernels: u8 output, i16 output.
+/// The chain family's kernels: u8, i16 and f32 output.
 pub(crate) struct ChainKernels {
-    ids: [KernelId; 2],
+    /// Indexed by `CHAIN_OUT_*`.
+    ids: [KernelId; 3],
 }
 
 impl Family for ChainKernels {
     fn load(k: &mut Resolver) -> Result<Self> {
         Ok(ChainKernels {
-            ids: [k.one(CHAIN_NAMES[0])?, k.one(CHAIN_NAMES[1])?],
+            ids: [k.one(CHAIN_NAMES[0])?, k.one(CHAIN_NAMES[1])?, k.one(CHAIN_NAMES[2])?],
         })
     }
 }
@@ -331,11 +348,12 @@ impl<O: ChainOutput> ChainPlan<O> {
             let luts: Vec<u8> = tables[first..first + part.len()].concat();
             debug_assert_eq!(luts.len(), part.len() * CHAIN_LUT_BYTES as usize);
             first += part.len();
-            let wide = O::WIDE && i + 1 == count;
+            // The last segment's kernel writes the chain's output type; the others u8.
+            let out_kind = if i + 1 == count { O::OUT } else { CHAIN_OUT_U8 };
             out.push(Segment {
                 args,
                 tables: gpu.stream().clone_htod(&luts)?,
-                kernel: gpu.kernel(kernels.ids[wide as usize])?.clone(),
+                kernel: gpu.kernel(kernels.ids[out_kind as usize])?.clone(),
                 cfg: LaunchConfig {
                     grid_dim: (blocks as u32, 1, 1),
                     block_dim: (CHAIN_BLOCK, 1, 1),
@@ -404,7 +422,8 @@ impl<O: ChainOutput> ChainPlan<O> {
             // dst hold the plan's planes (checked above, or the plan's scratch), aligned as
             // `row_align` says; `tables` holds the segment's 256-byte tables; the shared
             // memory is the segment's `chain_layout`; the steps were checked and their extents
-            // sum to the halo; only the last segment of a Sobel chain has the i16 kernel.
+            // sum to the halo; only the last segment of a Sobel (magnitude) chain has the i16
+            // (f32) kernel.
             unsafe { b.launch(s.cfg) }?;
         }
         Ok(())

@@ -26,11 +26,12 @@
 
 use crate::abi::border::{BorderMode, border_index_i32};
 use crate::abi::chain::{
-    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_STEPS, CHAIN_PITCH_WORDS, CHAIN_SIDE, CHAIN_TILE_H, CHAIN_TILE_W,
-    CHAIN_UNIT_ROWS, ChainArgs, ChainKind, ChainLayout, ChainStep, chain_layout,
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_STEPS, CHAIN_OUT_F32, CHAIN_OUT_I16, CHAIN_PITCH_WORDS, CHAIN_SIDE,
+    CHAIN_TILE_H, CHAIN_TILE_W, CHAIN_UNIT_ROWS, ChainArgs, ChainKind, ChainLayout, ChainStep, chain_layout,
 };
 use crate::device::{
-    block_idx, byte_perm, dynamic_shared, funnel16, load_nc_v4, store_shared_v4, store_v2, sync_threads, thread_idx,
+    block_idx, byte_perm, dynamic_shared, funnel16, load_nc_v4, store_shared_v4, store_v2, store_v4, sync_threads,
+    thread_idx,
 };
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
 use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Sobel0, Sobel1};
@@ -404,17 +405,18 @@ fn step_words(rest: [u32; 2]) -> [u32; 2] {
     [j0 & !(P as u32 - 1), j1.next_multiple_of(P as u32)]
 }
 
-/// The chain over one tile; `WIDE`: the last step is a Sobel stored as i16.
+/// The chain over one tile; `OUT` (`CHAIN_OUT_*`): the last step writes u8, or is a Sobel
+/// stored as i16, or a Sobel magnitude stored as f32.
 ///
 /// # Safety
-/// `x` holds the planes' `h · w` pixels, `y` as many outputs (`u8`, or `i16` when `WIDE`), both
+/// `x` holds the planes' `h · w` pixels, `y` as many outputs of `OUT`'s type, both
 /// 16-byte aligned if `a.row_align > 1`; `lut` holds `n_steps` tables of 256 bytes; the grid is
 /// `tiles_x · tiles_y` blocks per plane of [`CHAIN_BLOCK`] threads; dynamic shared memory holds
 /// `chain_layout(halo, n_steps).shared_bytes`; `1 ≤ n_steps ≤ CHAIN_MAX_STEPS`, the steps'
-/// extents sum to `halo`, every side at most `CHAIN_MAX_HALO`, and only a `WIDE` launch's last
-/// step is a Sobel.
+/// extents sum to `halo`, every side at most `CHAIN_MAX_HALO`, and the last step is a Sobel
+/// (magnitude) exactly when `OUT` says so, never an earlier one.
 #[inline(always)]
-pub unsafe fn chain<const WIDE: bool>(x: *const u8, y: *mut u8, lut: *const u8, a: &ChainArgs) {
+pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a: &ChainArgs) {
     let b = block_idx();
     let tiles = a.tiles_x * a.tiles_y;
     let (plane, t) = (b / tiles, b % tiles);
@@ -492,9 +494,15 @@ pub unsafe fn chain<const WIDE: bool>(x: *const u8, y: *mut u8, lut: *const u8, 
     let (gy0, gx0) = (ty * CHAIN_TILE_H, tx * CHAIN_TILE_W);
     let out0 = plane as usize * plane_len;
     let whole_words = a.row_align > 1;
-    if WIDE {
+    if OUT == CHAIN_OUT_I16 || OUT == CHAIN_OUT_F32 {
         // SAFETY: as the u8 steps; the output's rows and columns checked per store.
-        unsafe { sobel_last(&s, cur, y, &f, tile, out0, whole_words) };
+        unsafe {
+            if OUT == CHAIN_OUT_F32 {
+                sobel_last::<true>(&s, cur, y, &f, tile, out0, whole_words)
+            } else {
+                sobel_last::<false>(&s, cur, y, &f, tile, out0, whole_words)
+            }
+        };
         return;
     }
     // SAFETY: as above.
@@ -583,13 +591,15 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
     }
 }
 
-/// A Sobel last step over the tile's region, stored as i16 from registers (two words per
-/// input word; a warp: 256 contiguous bytes per row).
+/// A Sobel last step over the tile's region, stored from registers: the derivative as i16 (two
+/// words per input word; a warp: 256 contiguous bytes per row), or with `MAGNITUDE` both
+/// derivatives' `√(g0² + g1²)` as f32 (four words; the same f32 arithmetic as the op alone:
+/// `u · u + v · v` rounded per operation, then a correctly rounded square root).
 ///
 /// # Safety
-/// As [`run_step`]; `y` holds the planes' i16 outputs, 16-byte aligned if `whole_words`.
+/// As [`run_step`]; `y` holds the planes' outputs, 16-byte aligned if `whole_words`.
 #[inline(always)]
-unsafe fn sobel_last(
+unsafe fn sobel_last<const MAGNITUDE: bool>(
     s: &ChainStep,
     src: *const u32,
     y: *mut u8,
@@ -605,29 +615,57 @@ unsafe fn sobel_last(
     for (j, r0) in Units::of(tile) {
         // SAFETY: forwarded.
         let out = unsafe {
-            if axis0 {
+            if MAGNITUDE || axis0 {
                 linear_unit::<Sobel0<u8, i16>>(src, f, r0 as i32, j)
             } else {
                 linear_unit::<Sobel1<u8, i16>>(src, f, r0 as i32, j)
             }
         };
+        // SAFETY: forwarded (the same loads; only the magnitude reads both).
+        let across = unsafe {
+            if MAGNITUDE {
+                linear_unit::<Sobel1<u8, i16>>(src, f, r0 as i32, j)
+            } else {
+                out
+            }
+        };
         crate::unroll!(R, |i| {
             crate::unroll!(P, |q| {
                 let (gy, gx) = (gy0 + r0 - y0 + i as u32, gx0 + 4 * (j + q as u32 - j0));
+                // Pixel e's derivative(s), as the i16 the op alone writes.
+                let g = |w: [u32; 2], e: usize| (w[e / 2] >> (16 * (e % 2))) as i16;
+                let magnitude = |e: usize| {
+                    let (u, v) = (g(out[i][q], e) as f32, g(across[i][q], e) as f32);
+                    core::intrinsics::sqrtf32(u * u + v * v)
+                };
                 if gy < f.h as u32 && gx < f.w as u32 {
                     let o = out0 + gy as usize * f.w as usize + gx as usize;
+                    let whole = whole_words && gx + 4 <= f.w as u32;
                     // SAFETY: pixel (gy, gx) of the plane and, for whole words, the three after
-                    // it (8-byte aligned when `whole_words`: w and gx are multiples of 4).
+                    // it (aligned when `whole_words`: w and gx are multiples of 4).
                     unsafe {
-                        let dst = (y as *mut i16).add(o);
-                        if whole_words && gx + 4 <= f.w as u32 {
-                            store_v2(dst as *mut [u32; 2], out[i][q]);
+                        if MAGNITUDE {
+                            let dst = (y as *mut f32).add(o);
+                            if whole {
+                                store_v4(dst as *mut [u32; 4], core::array::from_fn(|e| magnitude(e).to_bits()));
+                            } else {
+                                crate::unroll!(4, |e| {
+                                    if gx + (e as u32) < f.w as u32 {
+                                        *dst.add(e) = magnitude(e);
+                                    }
+                                });
+                            }
                         } else {
-                            crate::unroll!(4, |e| {
-                                if gx + (e as u32) < f.w as u32 {
-                                    *dst.add(e) = (out[i][q][e / 2] >> (16 * (e % 2))) as i16;
-                                }
-                            });
+                            let dst = (y as *mut i16).add(o);
+                            if whole {
+                                store_v2(dst as *mut [u32; 2], out[i][q]);
+                            } else {
+                                crate::unroll!(4, |e| {
+                                    if gx + (e as u32) < f.w as u32 {
+                                        *dst.add(e) = g(out[i][q], e);
+                                    }
+                                });
+                            }
                         }
                     }
                 }
@@ -638,12 +676,17 @@ unsafe fn sobel_last(
 
 #[unsafe(export_name = crate::chain_kernel_name!("u8"))]
 pub unsafe extern "ptx-kernel" fn chain_u8(x: *const u8, y: *mut u8, lut: *const u8, a: ChainArgs) {
-    unsafe { chain::<false>(x, y, lut, &a) }
+    unsafe { chain::<{ crate::abi::chain::CHAIN_OUT_U8 }>(x, y, lut, &a) }
 }
 
 #[unsafe(export_name = crate::chain_kernel_name!("i16"))]
 pub unsafe extern "ptx-kernel" fn chain_i16(x: *const u8, y: *mut u8, lut: *const u8, a: ChainArgs) {
-    unsafe { chain::<true>(x, y, lut, &a) }
+    unsafe { chain::<CHAIN_OUT_I16>(x, y, lut, &a) }
+}
+
+#[unsafe(export_name = crate::chain_kernel_name!("f32"))]
+pub unsafe extern "ptx-kernel" fn chain_f32(x: *const u8, y: *mut u8, lut: *const u8, a: ChainArgs) {
+    unsafe { chain::<CHAIN_OUT_F32>(x, y, lut, &a) }
 }
 
 // Four blocks of 256 threads per SM (64 registers, no spills): the steps are issue-bound between
@@ -652,3 +695,6 @@ pub unsafe extern "ptx-kernel" fn chain_i16(x: *const u8, y: *mut u8, lut: *cons
 // 512² 93.2 → 83.4 µs.
 crate::launch_bounds!(crate::chain_kernel_name!("i16"), 256, 4);
 crate::launch_bounds!(crate::chain_kernel_name!("u8"), 256, 4);
+// The magnitude's last step holds both derivatives: at 64 registers ptxas spilled 4 bytes on
+// sm_90, so its kernel takes three blocks.
+crate::launch_bounds!(crate::chain_kernel_name!("f32"), 256, 3);

@@ -2,9 +2,10 @@
 //! arguments and kernel symbols.
 //!
 //! A chain runs a sequence of u8 image ops — the 3 × 3 Gaussian, grey dilation and erosion up to
-//! 5 × 5, point ops by lookup table (threshold, scale and offset), and a Sobel derivative as the last step (u8 → i16) — in one kernel
-//! per output tile: the block stages its tile plus the halo every step needs, each step computes
-//! the region the next one reads, and only the last step writes memory. Each step extends its
+//! 5 × 5, point ops by lookup table (threshold, scale and offset), and a Sobel derivative
+//! (u8 → i16) or the Sobel magnitude (u8 → f32) as the last step — in one kernel per output
+//! tile: the block stages its tile plus the halo every step needs, each step computes the region
+//! the next one reads, and only the last step writes memory. Each step extends its
 //! input past the image by the chain's border exactly as the op run alone does, so a fused chain
 //! is bit-exact with the ops run one by one.
 
@@ -45,6 +46,8 @@ pub enum ChainKind {
     Sobel0 = 4,
     /// scipy `sobel(x, axis=1)` as i16 (last step only).
     Sobel1 = 5,
+    /// `√(sobel(x, 0)² + sobel(x, 1)²)` in f32, as `Gpu::sobel_magnitude` (last step only).
+    SobelMagnitude = 6,
 }
 
 /// One step of a chain launch.
@@ -63,7 +66,7 @@ impl ChainStep {
     /// Rows above, rows below, columns left and columns right of a pixel that the step reads.
     pub const fn extents(&self) -> [u32; 4] {
         match self.kind {
-            0 | 4 | 5 => [1, 1, 1, 1],
+            0 | 4..=6 => [1, 1, 1, 1],
             1 => [(self.kh - 1) / 2, self.kh / 2, (self.kw - 1) / 2, self.kw / 2],
             2 => [self.kh / 2, (self.kh - 1) / 2, self.kw / 2, (self.kw - 1) / 2],
             _ => [0, 0, 0, 0],
@@ -130,5 +133,14 @@ macro_rules! chain_kernel_name {
     };
 }
 
-/// The chain kernels' symbols: u8 output, i16 output (a Sobel last).
-pub const CHAIN_NAMES: [&str; 2] = [chain_kernel_name!("u8"), chain_kernel_name!("i16")];
+/// What a launch's last step writes: u8, i16 (a Sobel last) or f32 (a Sobel magnitude last).
+pub const CHAIN_OUT_U8: u32 = 0;
+pub const CHAIN_OUT_I16: u32 = 1;
+pub const CHAIN_OUT_F32: u32 = 2;
+
+/// The chain kernels' symbols, indexed by `CHAIN_OUT_*`.
+pub const CHAIN_NAMES: [&str; 3] = [
+    chain_kernel_name!("u8"),
+    chain_kernel_name!("i16"),
+    chain_kernel_name!("f32"),
+];
