@@ -615,7 +615,7 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
     let gauss = Filter2dPlan::<u8>::gaussian3x3(gpu, shape, border, Filter2dVariant::Auto)?;
     let dilate = Filter2dPlan::<u8>::dilate(gpu, shape, (3, 3), border, MorphVariant::Auto)?;
     let sobel = Filter2dPlan::<u8, i16>::sobel(gpu, shape, 1, border, Filter2dVariant::Auto)?;
-    let fused = ChainPlan::new(gpu, shape, &Chain::new().gaussian3x3().dilate((3, 3)).sobel(1), border)?;
+    let fused = ChainPlan::new(gpu, shape, &support::w12_chain(), border)?;
     let time = |f: &mut dyn FnMut() -> gpuprims::Result<()>| -> gpuprims::Result<f64> {
         let cell = std::cell::RefCell::new(f);
         let probe = gpu.time_launches(1, 1, |_| Ok(()), |_| (cell.borrow_mut())())?;

@@ -149,7 +149,7 @@ fn pool(gpu: &Gpu, planes: usize, variant: &str) -> gpuprims::Result<()> {
 }
 
 fn chain(gpu: &Gpu, planes: usize, side: usize) -> gpuprims::Result<()> {
-    use gpuprims::{Chain, ChainPlan, Filter2dShape};
+    use gpuprims::{ChainPlan, Filter2dShape};
     let shape = Filter2dShape {
         planes,
         h: side,
@@ -159,12 +159,7 @@ fn chain(gpu: &Gpu, planes: usize, side: usize) -> gpuprims::Result<()> {
     let x = gpu.stream().clone_htod(&support::image::<u8>(n, side as u64))?;
     // SAFETY: written in full by each launch.
     let mut y = unsafe { gpu.stream().alloc::<i16>(n) }?;
-    let plan = ChainPlan::new(
-        gpu,
-        shape,
-        &Chain::new().gaussian3x3().dilate((3, 3)).sobel(1),
-        Border::Reflect,
-    )?;
+    let plan = ChainPlan::new(gpu, shape, &support::w12_chain(), Border::Reflect)?;
     let t = gpu.time_launches(1, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y))?;
     println!("chain {planes} × {side}²: median {:.2} µs", t.median_us);
     Ok(())

@@ -276,12 +276,7 @@ fn run() -> Result<()> {
     push("graph of batched plans", t, got, "");
 
     // 7. The chain fused: one launch.
-    let fused = ChainPlan::new(
-        &gpu,
-        stack,
-        &gpuprims::Chain::new().gaussian3x3().dilate((3, 3)).sobel(1),
-        BORDER,
-    )?;
+    let fused = ChainPlan::new(&gpu, stack, &support::w12_chain(), BORDER)?;
     let cell = std::cell::RefCell::new(&mut whole);
     let t = gpu.time_launches(
         2,

@@ -65,3 +65,8 @@ pub fn dilate_cpu(x: &[u8], h: usize, w: usize, (kh, kw): (usize, usize)) -> Vec
     });
     y
 }
+
+/// W12's chain: Gaussian 3 × 3 → dilation 3 × 3 → Sobel along the rows (u8 → i16).
+pub fn w12_chain() -> gpuprims::Chain<i16> {
+    gpuprims::Chain::new().gaussian3x3().dilate((3, 3)).sobel(1)
+}

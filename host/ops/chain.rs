@@ -120,13 +120,6 @@ impl Chain<u8> {
         self
     }
 
-    /// A point step mapping each pixel `v` to `table[v]`.
-    fn point(self, table: [u8; 256]) -> Self {
-        let mut c = self.push(ChainKind::Point, (1, 1), 0);
-        *c.tables.last_mut().expect("just pushed") = table;
-        c
-    }
-
     /// The 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16`, rounded (`(Σ + 8) >> 4`), as [`Gpu::gaussian3x3`].
     pub fn gaussian3x3(self) -> Self {
         self.push(ChainKind::Gaussian3x3, (3, 3), 0)
@@ -158,7 +151,9 @@ impl Chain<u8> {
     /// Each pixel `v` replaced by `table[v]` (any u8 → u8 point op: gamma, inversion, a
     /// colour map's index, …).
     pub fn lookup(self, table: [u8; 256]) -> Self {
-        self.point(table)
+        let mut c = self.push(ChainKind::Point, (1, 1), 0);
+        *c.tables.last_mut().expect("just pushed") = table;
+        c
     }
 
     /// The Sobel derivative along `axis` (0: down the columns, 1: along the rows) as i16, as

@@ -541,7 +541,9 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
 /// Stages the frame's region of the plane `src` into `buf`, border-mapped: threads over 16-byte
 /// chunks of the rows (each row mapped once per chunk); a chunk inside a row of whole vectors
 /// (`row_align` 16) is one vector load, else its words are loaded whole where they lie in a row of
-/// whole words, else byte by byte through the border.
+/// whole words, else byte by byte through the border. (`Plane::row` with `word_at` would say
+/// the same in fewer lines, but their division-based mapping made the kernel slower on the H200:
+/// W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against 84.4 and 163.5 in an earlier call.)
 ///
 /// # Safety
 /// `buf` is a buffer of the frame; `src` the plane's `h · w` pixels, 16-byte aligned if
