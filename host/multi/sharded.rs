@@ -314,12 +314,17 @@ impl Gpus {
         let len = x.len();
         let row_bytes = x.row_bytes();
         let mut out: Vec<T> = Vec::with_capacity(len);
-        // Fault the pages in on every core first: a pageable download otherwise faults each page
-        // inside the driver's copy, one thread per device.
-        out.spare_capacity_mut().par_chunks_mut(1 << 18).for_each(|c| {
-            // SAFETY: writes zero bytes over `c.len()` elements of uninitialized capacity.
-            unsafe { std::ptr::write_bytes(c.as_mut_ptr(), 0, c.len()) }
-        });
+        // The rows the driver downloads from pageable memory (parts below STAGED_MIN): their
+        // pages faulted in on every core first, else the driver's copy faults each page, one
+        // thread per device. Staged parts fault theirs in their own parallel host copies.
+        let elems_per_row: usize = x.dim.slice()[1..].iter().product();
+        for p in x.parts.iter().filter(|p| p.rows.len() * row_bytes < STAGED_MIN) {
+            let rows = &mut out.spare_capacity_mut()[p.rows.start * elems_per_row..p.rows.end * elems_per_row];
+            rows.par_chunks_mut(1 << 18).for_each(|c| {
+                // SAFETY: writes zero bytes over `c.len()` elements of uninitialized capacity.
+                unsafe { std::ptr::write_bytes(c.as_mut_ptr(), 0, c.len()) }
+            });
+        }
         // The host address travels to the threads as an integer; each writes its own rows.
         let base = out.spare_capacity_mut().as_mut_ptr() as usize;
         std::thread::scope(|s| {
@@ -337,12 +342,11 @@ impl Gpus {
                             let dst = base + p.rows.start * row_bytes;
                             let bytes = p.rows.len() * row_bytes;
                             if bytes >= STAGED_MIN {
-                                // SAFETY: `dst` addresses the rows `p.rows` of `out`'s allocation,
-                                // zeroed above (the parts' cores are disjoint); `src` as many
-                                // bytes of the part's core, ordered before the stream's position.
+                                // SAFETY: `dst` addresses the rows `p.rows` of `out`'s allocation
+                                // (the parts' cores are disjoint); `src` as many bytes of the
+                                // part's core, ordered before the stream's position.
                                 return unsafe {
-                                    let dst = std::slice::from_raw_parts_mut(dst as *mut u8, bytes);
-                                    self.with_staging(p.device, |st| st.download(gpu, src, dst))
+                                    self.with_staging(p.device, |st| st.download(gpu, src, dst as *mut u8, bytes))
                                 };
                             }
                             gpu.context().bind_to_thread()?;

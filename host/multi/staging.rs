@@ -94,11 +94,7 @@ impl Staging {
                 e.synchronize()?;
             }
             // SAFETY: the buffer holds STAGE_BYTES ≥ chunk bytes, and its last DMA is complete.
-            let staged = unsafe { std::slice::from_raw_parts_mut(buf.ptr, piece.len()) };
-            staged
-                .par_chunks_mut(PIECE)
-                .zip(piece.par_chunks(PIECE))
-                .for_each(|(d, s)| d.copy_from_slice(s));
+            unsafe { par_copy(piece.as_ptr(), buf.ptr, piece.len()) };
             // SAFETY: `dst + i · chunk` and the piece's length lie in the caller's range; the
             // buffer stays untouched until the event below completes.
             unsafe {
@@ -115,17 +111,17 @@ impl Staging {
         gpu.synchronize()
     }
 
-    /// Copies the device bytes at `src` into `dst` after the work enqueued on `gpu`'s stream;
-    /// returns when they are there.
+    /// Copies the `len` device bytes at `src` to the host address `dst` after the work enqueued
+    /// on `gpu`'s stream; returns when they are there. `dst` may be uninitialized memory (raw
+    /// copies; each core faults in the pages it writes).
     ///
     /// # Safety
-    /// `src` addresses `dst.len()` readable bytes of `gpu`'s context, written by work ordered
-    /// before `gpu`'s stream's current position.
-    pub(super) unsafe fn download(&mut self, gpu: &Gpu, src: sys::CUdeviceptr, dst: &mut [u8]) -> Result<()> {
+    /// `src` addresses `len` readable bytes of `gpu`'s context, written by work ordered before
+    /// `gpu`'s stream's current position; `dst` addresses `len` writable bytes no one else uses.
+    pub(super) unsafe fn download(&mut self, gpu: &Gpu, src: sys::CUdeviceptr, dst: *mut u8, len: usize) -> Result<()> {
         gpu.context().bind_to_thread()?;
-        let chunk = Self::chunk(dst.len());
-        let count = dst.len().div_ceil(chunk);
-        let len = dst.len();
+        let chunk = Self::chunk(len);
+        let count = len.div_ceil(chunk);
         let stream = gpu.stream();
         // Enqueues the DMA of chunk `i` into buffer `i % 2` and returns its event.
         let fetch = |i: usize| -> Result<CudaEvent> {
@@ -144,22 +140,33 @@ impl Staging {
             Ok(stream.record_event(None)?)
         };
         let mut pending: [Option<CudaEvent>; 2] = [Some(fetch(0)?), if count > 1 { Some(fetch(1)?) } else { None }];
-        for (i, piece) in dst.chunks_mut(chunk).enumerate() {
+        for i in 0..count {
             if let Some(e) = pending[i % 2].take() {
                 e.synchronize()?;
             }
-            // SAFETY: the DMA into this buffer is complete; it holds the piece's bytes.
-            let staged = unsafe { std::slice::from_raw_parts(self.bufs[i % 2].ptr, piece.len()) };
-            piece
-                .par_chunks_mut(PIECE)
-                .zip(staged.par_chunks(PIECE))
-                .for_each(|(d, s)| d.copy_from_slice(s));
+            // SAFETY: the buffer's DMA is complete; chunk `i` of the caller's range.
+            unsafe { par_copy(self.bufs[i % 2].ptr, dst.add(i * chunk), chunk.min(len - i * chunk)) };
             if i + 2 < count {
                 pending[i % 2] = Some(fetch(i + 2)?);
             }
         }
         Ok(())
     }
+}
+
+/// Copies `n` bytes from `from` to `to` in pieces on every core (raw copies: `to` may be
+/// uninitialized memory, which each core faults in as it writes).
+///
+/// # Safety
+/// Both ranges are valid for `n` bytes and do not overlap; no one else writes them meanwhile.
+unsafe fn par_copy(from: *const u8, to: *mut u8, n: usize) {
+    // Addresses travel to rayon's threads as integers.
+    let (from, to) = (from as usize, to as usize);
+    (0..n.div_ceil(PIECE)).into_par_iter().for_each(|k| {
+        let at = k * PIECE;
+        // SAFETY: piece k of both ranges (clipped to n); pieces are disjoint.
+        unsafe { std::ptr::copy_nonoverlapping((from + at) as *const u8, (to + at) as *mut u8, PIECE.min(n - at)) };
+    });
 }
 
 impl super::Gpus {
