@@ -81,10 +81,12 @@ fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: &ArrayD<T>, want: &Arra
 
 /// Widths that are multiples of 4 take whole-word loads and stores, the others bytes at the
 /// plane's edges; 260 × 70 spans three tiles each way.
-const SHAPES: [&[usize]; 9] = [
+const SHAPES: [&[usize]; 11] = [
     &[1, 1],
     &[40, 8],
     &[2, 70, 260],
+    &[1, 130, 514],
+    &[3, 16, 128],
     &[2, 1, 7],
     &[5, 3],
     &[3, 37, 70],

@@ -26,8 +26,9 @@
 
 use crate::abi::border::{BorderMode, border_index_i32};
 use crate::abi::chain::{
-    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_STEPS, CHAIN_OUT_F32, CHAIN_OUT_I16, CHAIN_PITCH_WORDS, CHAIN_SIDE,
-    CHAIN_TILE_H, CHAIN_TILE_W, CHAIN_UNIT_ROWS, ChainArgs, ChainKind, ChainLayout, ChainStep, chain_layout,
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_STEPS, CHAIN_OUT_F32, CHAIN_OUT_I16, CHAIN_OUT_U8, CHAIN_PITCH_WORDS,
+    CHAIN_SIDE, CHAIN_SLACK_ABOVE, CHAIN_SLACK_BELOW, CHAIN_TILE_H, CHAIN_TILE_W, CHAIN_UNIT_ROWS, ChainArgs,
+    ChainKind, ChainLayout, ChainStep, chain_layout,
 };
 use crate::device::{
     block_idx, byte_perm, dynamic_shared, funnel16, load_nc_v4, store_shared_v4, store_v2, store_v4, sync_threads,
@@ -101,6 +102,94 @@ fn step(a: &ChainArgs, k: usize) -> ChainStep {
     s
 }
 
+/// One row of a `kw`-wide max (odd `kw` up to `K`, the instantiation's reach 3 or 5) of the word
+/// `own`, whose neighbours are `left` and `right`, as its even and odd pixels' lane words
+/// ([`split_lane_words`]): the pair max, then the neighbours one and two pixels away from
+/// `funnel16` of the adjacent lane words. A side below `K` selects fewer terms.
+#[inline(always)]
+fn max_across<const K: usize>(left: u32, own: u32, right: u32, kw: u32) -> [u32; 2] {
+    type M = Max<u8>;
+    let [left_even, left_odd] = split_lane_words(left);
+    let [even, odd] = split_lane_words(own);
+    let [right_even, right_odd] = split_lane_words(right);
+    let pair = M::lanes(even, odd);
+    // [p−1, p1]: the pixels one before the even ones; [p2, p4]: one after the odd ones.
+    let (one_before, one_after) = (funnel16(left_odd, odd), funnel16(even, right_even));
+    let three = [M::lanes(pair, one_before), M::lanes(pair, one_after)];
+    if kw == 1 {
+        [even, odd]
+    } else if K == 3 || kw == 3 {
+        three
+    } else {
+        // [p−2, p0] and [p3, p5]: two before the even pixels, two after the odd ones.
+        let core = M::lanes(three[0], one_after);
+        [
+            M::lanes(core, funnel16(left_even, even)),
+            M::lanes(core, funnel16(odd, right_odd)),
+        ]
+    }
+}
+
+/// The lane-wise max of two rows' lane words.
+#[inline(always)]
+fn max_lanes(a: [u32; 2], b: [u32; 2]) -> [u32; 2] {
+    [Max::<u8>::lanes(a[0], b[0]), Max::<u8>::lanes(a[1], b[1])]
+}
+
+/// Each pixel of `w` through the 256-byte table at `lut` (shared memory).
+///
+/// # Safety
+/// `lut` holds 256 readable bytes.
+#[inline(always)]
+unsafe fn lookup_word(w: u32, lut: *const u8) -> u32 {
+    // SAFETY: a byte indexes the 256-byte table.
+    let b = |k: u32| unsafe { *lut.add(((w >> (8 * k)) & 0xff) as usize) as u32 };
+    byte_perm(b(0) | (b(1) << 8), b(2) | (b(3) << 8), 0x5410)
+}
+
+/// The four pixels' gradient magnitudes `√(g0² + g1²)` as f32 bits, from both Sobel
+/// derivatives as i16 words (`Sobel0`/`Sobel1::down`): the arithmetic of `Gpu::sobel_magnitude`
+/// (`u · u + v · v` rounded per operation, then a correctly rounded square root).
+#[inline(always)]
+fn magnitude(d0: [u32; 2], d1: [u32; 2]) -> [u32; 4] {
+    let g = |w: [u32; 2], e: usize| (w[e / 2] >> (16 * (e % 2))) as i16 as f32;
+    core::array::from_fn(|e| {
+        let (u, v) = (g(d0, e), g(d1, e));
+        core::intrinsics::sqrtf32(u * u + v * v).to_bits()
+    })
+}
+
+/// Stores one word's four outputs at element `o` of `y`, `OUT` (`CHAIN_OUT_*`) saying their
+/// type; `words` holds them as they lie in memory (u8: one word, i16: two, f32: four). The first
+/// `min(n, 4)` are stored: all four as one store when `aligned`, else one element at a time.
+///
+/// # Safety
+/// `y` holds outputs of `OUT`'s type; elements `o .. o + min(n, 4)` are in it, and when
+/// `aligned` and `n ≥ 4`, `o`'s address is aligned to the four outputs' size.
+#[inline(always)]
+unsafe fn store_word<const OUT: u32>(y: *mut u8, o: usize, words: [u32; 4], n: u32, aligned: bool) {
+    let whole = aligned && n >= 4;
+    // SAFETY: the caller's elements.
+    unsafe {
+        match OUT {
+            CHAIN_OUT_U8 if whole => *(y.add(o) as *mut u32) = words[0],
+            CHAIN_OUT_I16 if whole => store_v2((y as *mut i16).add(o) as *mut [u32; 2], [words[0], words[1]]),
+            CHAIN_OUT_F32 if whole => store_v4((y as *mut f32).add(o) as *mut [u32; 4], words),
+            _ => {
+                crate::unroll!(4, |e| {
+                    if (e as u32) < n {
+                        match OUT {
+                            CHAIN_OUT_U8 => *y.add(o + e) = (words[0] >> (8 * e)) as u8,
+                            CHAIN_OUT_I16 => *(y as *mut i16).add(o + e) = (words[e / 2] >> (16 * (e % 2))) as i16,
+                            _ => *(y as *mut u32).add(o + e) = words[e],
+                        }
+                    }
+                });
+            }
+        }
+    }
+}
+
 /// Words per unit (1 or 2): a unit reads each row position as its words (one load) and the two
 /// words beside them. Two words per unit took fewer loads but 96 registers (two blocks per SM
 /// instead of three) and ran slower on the H200 (W12 8192²: 208 against 183 µs).
@@ -109,21 +198,25 @@ const P: usize = 1;
 /// A unit's row position: the word before the unit's, its `P` words, the word after.
 type RowWords = [u32; P + 2];
 
-/// The row positions `0 .. n` of the unit whose words start at `j` (buffer rows from `top`,
-/// clamped into the buffer), each word XORed with `flip`.
+/// The row positions `0 .. n` of the unit whose words start at `j` (buffer rows from `top`),
+/// each word XORed with `flip`: one base address, then constant offsets (the buffer's slack
+/// rows take the reads past its region).
 ///
 /// # Safety
-/// `src` is a buffer of `f.rows × PITCH` words; `j` is a multiple of `P` and `2 ≤ j ≤ PITCH − P − 2`.
+/// `src` is a buffer of the frame (row 0 of its region; [`CHAIN_SLACK_ABOVE`] rows before it and
+/// [`CHAIN_SLACK_BELOW`] after its `f.rows`); `−CHAIN_SLACK_ABOVE ≤ top` and `top + n ≤ f.rows +
+/// CHAIN_SLACK_BELOW`; `j` is a multiple of `P` and `2 ≤ j ≤ PITCH − P − 2`.
 #[inline(always)]
-unsafe fn unit_rows(src: *const u32, f: &Frame, top: i32, j: u32, n: usize, flip: u32) -> [RowWords; SPAN_CAP] {
+unsafe fn unit_rows(src: *const u32, top: i32, j: u32, n: usize, flip: u32) -> [RowWords; SPAN_CAP] {
     let mut v = [[0u32; P + 2]; SPAN_CAP];
+    // SAFETY: row `top` of the buffer, slack included.
+    let base = unsafe { src.offset((top * PITCH as i32 + j as i32) as isize) };
     crate::unroll!(SPAN_CAP, |i| {
         if i < n {
-            let r = (top + i as i32).clamp(0, f.rows as i32 - 1) as u32;
-            // SAFETY: row r and words j − 1 ..= j + P lie in the buffer; j is a multiple of P, so
-            // the unit's words are one aligned load.
+            // SAFETY: row top + i and words j − 1 ..= j + P lie in the buffer; j is a multiple of
+            // P, so the unit's words are one aligned load.
             unsafe {
-                let p = src.add((r * PITCH + j) as usize);
+                let p = base.add(i * PITCH as usize);
                 let mut row = [0u32; P + 2];
                 row[0] = *p.sub(1);
                 if P == 2 {
@@ -147,9 +240,9 @@ unsafe fn unit_rows(src: *const u32, f: &Frame, top: i32, j: u32, n: usize, flip
 /// # Safety
 /// As [`unit_rows`].
 #[inline(always)]
-unsafe fn linear_unit<F: AcrossDown>(src: *const u32, f: &Frame, r0: i32, j: u32) -> [[[u32; 2]; P]; R] {
+unsafe fn linear_unit<F: AcrossDown>(src: *const u32, r0: i32, j: u32) -> [[[u32; 2]; P]; R] {
     // SAFETY: forwarded.
-    let v = unsafe { unit_rows(src, f, r0 - 1, j, R + 2, 0) };
+    let v = unsafe { unit_rows(src, r0 - 1, j, R + 2, 0) };
     let first = F::across(v[0][0], v[0][1], v[0][2]);
     let mut mid = [[first; P]; R + 2];
     crate::unroll!(R + 2, |i| {
@@ -166,65 +259,41 @@ unsafe fn linear_unit<F: AcrossDown>(src: *const u32, f: &Frame, r0: i32, j: u32
     out
 }
 
-/// Max of `kh × kw` (odd sides up to `K`, the instantiation's reach 3 or 5) over a unit, on
-/// words XORed with `flip` (all ones: the erosion). Across first on the even and odd pixels'
-/// lane words ([`split_lane_words`]): the pair max, then the neighbours one and two pixels away
-/// from `funnel16` of the adjacent lane words; then down the `kh` rows centred on each output.
-/// A side below `K` selects fewer terms (uniform selects; the loads of the unused row positions
-/// stay, clamped).
+/// Max of `kh × KW` (odd `kh` up to `K`, the instantiation's reach down, 3 or 5) over a unit,
+/// on words XORed with `flip` (all ones: the erosion): across first ([`max_across`], its width
+/// a constant: no per-row selects), then down the `kh` rows centred on each output (the loads
+/// of the row positions a smaller `kh` leaves unused stay).
 ///
 /// # Safety
 /// As [`unit_rows`].
 #[inline(always)]
-unsafe fn morph_unit<const K: usize>(
+unsafe fn morph_unit<const K: usize, const KW: usize>(
     src: *const u32,
-    f: &Frame,
     r0: i32,
     j: u32,
-    (kh, kw): (u32, u32),
+    kh: u32,
     flip: u32,
 ) -> [[u32; P]; R] {
-    type M = Max<u8>;
     let c = K / 2;
     // SAFETY: forwarded.
-    let v = unsafe { unit_rows(src, f, r0 - c as i32, j, R + K - 1, flip) };
+    let v = unsafe { unit_rows(src, r0 - c as i32, j, R + K - 1, flip) };
     let mut across = [[[0u32; 2]; P]; SPAN_CAP];
     crate::unroll!(SPAN_CAP, |i| {
         if i < R + K - 1 {
-            let lanes: [[u32; 2]; P + 2] = v[i].map(split_lane_words);
             crate::unroll!(P, |q| {
-                let [left_even, left_odd] = lanes[q];
-                let [even, odd] = lanes[q + 1];
-                let [right_even, right_odd] = lanes[q + 2];
-                let pair = M::lanes(even, odd);
-                // [p−1, p1]: the pixels one before the even ones; [p2, p4]: one after the odd ones.
-                let (one_before, one_after) = (funnel16(left_odd, odd), funnel16(even, right_even));
-                let three = [M::lanes(pair, one_before), M::lanes(pair, one_after)];
-                across[i][q] = if kw == 1 {
-                    [even, odd]
-                } else if K == 3 || kw == 3 {
-                    three
-                } else {
-                    // [p−2, p0] and [p3, p5]: two before the even pixels, two after the odd ones.
-                    let core = M::lanes(three[0], one_after);
-                    [
-                        M::lanes(core, funnel16(left_even, even)),
-                        M::lanes(core, funnel16(odd, right_odd)),
-                    ]
-                };
+                across[i][q] = max_across::<KW>(v[i][q], v[i][q + 1], v[i][q + 2], KW as u32);
             });
         }
     });
-    let lanes = |a: [u32; 2], b: [u32; 2]| [M::lanes(a[0], b[0]), M::lanes(a[1], b[1])];
     let mut out = [[0u32; P]; R];
     crate::unroll!(R, |i| {
         crate::unroll!(P, |q| {
             let mut m = across[i + c][q];
             if kh >= 3 {
-                m = lanes(m, lanes(across[i + c - 1][q], across[i + c + 1][q]));
+                m = max_lanes(m, max_lanes(across[i + c - 1][q], across[i + c + 1][q]));
             }
             if K == 5 && kh == 5 {
-                m = lanes(m, lanes(across[i][q], across[i + 4][q]));
+                m = max_lanes(m, max_lanes(across[i][q], across[i + 4][q]));
             }
             out[i][q] = join_lane_words(m[0], m[1]) ^ flip;
         });
@@ -237,16 +306,14 @@ unsafe fn morph_unit<const K: usize>(
 /// # Safety
 /// As [`unit_rows`]; `lut` holds 256 bytes.
 #[inline(always)]
-unsafe fn point_unit(src: *const u32, f: &Frame, r0: i32, j: u32, lut: *const u8) -> [[u32; P]; R] {
+unsafe fn point_unit(src: *const u32, r0: i32, j: u32, lut: *const u8) -> [[u32; P]; R] {
     // SAFETY: forwarded.
-    let v = unsafe { unit_rows(src, f, r0, j, R, 0) };
+    let v = unsafe { unit_rows(src, r0, j, R, 0) };
     let mut out = [[0u32; P]; R];
     crate::unroll!(R, |i| {
         crate::unroll!(P, |q| {
-            let w = v[i][q + 1];
-            // SAFETY: a byte indexes the 256-byte table.
-            let b = |k: u32| unsafe { *lut.add(((w >> (8 * k)) & 0xff) as usize) as u32 };
-            out[i][q] = byte_perm(b(0) | (b(1) << 8), b(2) | (b(3) << 8), 0x5410);
+            // SAFETY: forwarded.
+            out[i][q] = unsafe { lookup_word(v[i][q + 1], lut) };
         });
     });
     out
@@ -310,22 +377,25 @@ impl Iterator for Units {
 /// `src` and `dst` are distinct buffers of the frame; `1 ≤ j0 ≤ j1 ≤ pitch − 1`; `lut` holds the
 /// step's table if it is a point op.
 #[inline(always)]
-unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, f: &Frame, region: [u32; 4], lut: *const u8) {
+unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 4], lut: *const u8) {
     let y1 = region[1];
     let kind = s.kind;
     for (j, r0) in Units::of(region) {
         // SAFETY: the caller's buffers and columns.
+        let (r0i, kh) = (r0 as i32, s.kh);
         let out: [[u32; P]; R] = unsafe {
             if kind == ChainKind::Gaussian3x3 as u32 {
-                linear_unit::<Gauss121<u8, u8>>(src, f, r0 as i32, j).map(|row| row.map(|o| o[0]))
+                linear_unit::<Gauss121<u8, u8>>(src, r0i, j).map(|row| row.map(|o| o[0]))
             } else if kind == ChainKind::Point as u32 {
-                point_unit(src, f, r0 as i32, j, lut)
+                point_unit(src, r0i, j, lut)
             } else {
                 let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
-                if s.kh == 5 || s.kw == 5 {
-                    morph_unit::<5>(src, f, r0 as i32, j, (s.kh, s.kw), flip)
-                } else {
-                    morph_unit::<3>(src, f, r0 as i32, j, (s.kh, s.kw), flip)
+                match (kh == 5, s.kw) {
+                    (_, 5) => morph_unit::<5, 5>(src, r0i, j, kh, flip),
+                    (true, 3) => morph_unit::<5, 3>(src, r0i, j, kh, flip),
+                    (true, _) => morph_unit::<5, 1>(src, r0i, j, kh, flip),
+                    (false, 3) => morph_unit::<3, 3>(src, r0i, j, kh, flip),
+                    (false, _) => morph_unit::<3, 1>(src, r0i, j, kh, flip),
                 }
             }
         };
@@ -421,7 +491,7 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     let tiles = a.tiles_x * a.tiles_y;
     let (plane, t) = (b / tiles, b % tiles);
     let (ty, tx) = (t / a.tiles_x, t % a.tiles_x);
-    let ChainLayout { rows, .. } = chain_layout(a.halo, a.n_steps);
+    let ChainLayout { rows, buffer_words, .. } = chain_layout(a.halo, a.n_steps);
     let f = Frame {
         oy: (ty * CHAIN_TILE_H) as i32 - a.halo[0] as i32,
         ox: (tx * CHAIN_TILE_W) as i32 - CHAIN_SIDE as i32,
@@ -435,13 +505,27 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     // SAFETY: the plane lies in the input.
     let src = unsafe { x.add(plane as usize * plane_len) };
     let n = a.n_steps as usize;
-    // SAFETY: the tables, then two buffers of `rows · PITCH` words (the host sized them).
-    let (tables, mut cur, mut next): (*mut u8, *mut u32, *mut u32) = unsafe {
+    // SAFETY: the tables, then two buffers of `buffer_words` words (the host sized them); each
+    // buffer's row 0 after its slack rows.
+    let (tables, bufs): (*mut u8, *mut u32) = unsafe {
         let base: *mut u8 = dynamic_shared();
-        let buf = base.add(n * CHAIN_LUT_BYTES as usize) as *mut u32;
-        (base, buf, buf.add((rows * PITCH) as usize))
+        (base, base.add(n * CHAIN_LUT_BYTES as usize) as *mut u32)
     };
+    let slack = (CHAIN_SLACK_ABOVE * PITCH) as usize;
+    // SAFETY: inside the buffers.
+    let (mut cur, mut next) = unsafe { (bufs.add(slack), bufs.add(buffer_words as usize + slack)) };
     let tid = thread_idx();
+    // The slack rows, zeroed: the units' reads past a region load defined (unused) words.
+    let slack_words = PITCH * (CHAIN_SLACK_ABOVE + CHAIN_SLACK_BELOW);
+    let mut i = tid;
+    while i < 2 * slack_words {
+        let (b, k) = (i / slack_words, i % slack_words);
+        let above = slack as u32;
+        let row_word = if k < above { k } else { rows * PITCH + k };
+        // SAFETY: a slack word of buffer b.
+        unsafe { *bufs.add((b * buffer_words + row_word) as usize) = 0 };
+        i += CHAIN_BLOCK;
+    }
     // The point steps' tables.
     for k in 0..n {
         if step(a, k).kind == ChainKind::Point as u32 && tid < CHAIN_LUT_BYTES / 4 {
@@ -473,7 +557,6 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
                 &s,
                 cur,
                 next,
-                &f,
                 [y0, y1, j0, j1],
                 tables.add(k * CHAIN_LUT_BYTES as usize),
             );
@@ -498,16 +581,16 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
         // SAFETY: as the u8 steps; the output's rows and columns checked per store.
         unsafe {
             if OUT == CHAIN_OUT_F32 {
-                sobel_last::<true>(&s, cur, y, &f, tile, out0, whole_words)
+                sobel_last::<CHAIN_OUT_F32>(&s, cur, y, &f, tile, out0, whole_words)
             } else {
-                sobel_last::<false>(&s, cur, y, &f, tile, out0, whole_words)
+                sobel_last::<CHAIN_OUT_I16>(&s, cur, y, &f, tile, out0, whole_words)
             }
         };
         return;
     }
     // SAFETY: as above.
     unsafe {
-        run_step(&s, cur, next, &f, tile, tables.add(last * CHAIN_LUT_BYTES as usize));
+        run_step(&s, cur, next, tile, tables.add(last * CHAIN_LUT_BYTES as usize));
         sync_threads();
     }
     // Store the tile: lanes over its 32 words, warps over rows.
@@ -520,19 +603,8 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
             // SAFETY: the tile's word in the buffer.
             let v = unsafe { *next.add(((tile[0] + r) * PITCH + j0 + lane) as usize) };
             let o = out0 + gy as usize * a.w as usize + gx as usize;
-            // SAFETY: pixel (gy, gx) of the plane and, for a whole word, the three after it
-            // (aligned when the rows are whole words).
-            unsafe {
-                if whole_words && gx + 4 <= a.w {
-                    *(y.add(o) as *mut u32) = v;
-                } else {
-                    crate::unroll!(4, |e| {
-                        if gx + (e as u32) < a.w {
-                            *y.add(o + e) = (v >> (8 * e)) as u8;
-                        }
-                    });
-                }
-            }
+            // SAFETY: pixel (gy, gx) of the plane and those after it in the row.
+            unsafe { store_word::<CHAIN_OUT_U8>(y, o, [v, 0, 0, 0], a.w - gx, whole_words) };
         }
         r += CHAIN_BLOCK / 32;
     }
@@ -594,14 +666,14 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
 }
 
 /// A Sobel last step over the tile's region, stored from registers: the derivative as i16 (two
-/// words per input word; a warp: 256 contiguous bytes per row), or with `MAGNITUDE` both
+/// words per input word; a warp: 256 contiguous bytes per row), or with `OUT` f32 both
 /// derivatives' `√(g0² + g1²)` as f32 (four words; the same f32 arithmetic as the op alone:
 /// `u · u + v · v` rounded per operation, then a correctly rounded square root).
 ///
 /// # Safety
 /// As [`run_step`]; `y` holds the planes' outputs, 16-byte aligned if `whole_words`.
 #[inline(always)]
-unsafe fn sobel_last<const MAGNITUDE: bool>(
+unsafe fn sobel_last<const OUT: u32>(
     s: &ChainStep,
     src: *const u32,
     y: *mut u8,
@@ -617,16 +689,16 @@ unsafe fn sobel_last<const MAGNITUDE: bool>(
     for (j, r0) in Units::of(tile) {
         // SAFETY: forwarded.
         let out = unsafe {
-            if MAGNITUDE || axis0 {
-                linear_unit::<Sobel0<u8, i16>>(src, f, r0 as i32, j)
+            if (OUT == CHAIN_OUT_F32) || axis0 {
+                linear_unit::<Sobel0<u8, i16>>(src, r0 as i32, j)
             } else {
-                linear_unit::<Sobel1<u8, i16>>(src, f, r0 as i32, j)
+                linear_unit::<Sobel1<u8, i16>>(src, r0 as i32, j)
             }
         };
         // SAFETY: forwarded (the same loads; only the magnitude reads both).
         let across = unsafe {
-            if MAGNITUDE {
-                linear_unit::<Sobel1<u8, i16>>(src, f, r0 as i32, j)
+            if OUT == CHAIN_OUT_F32 {
+                linear_unit::<Sobel1<u8, i16>>(src, r0 as i32, j)
             } else {
                 out
             }
@@ -634,42 +706,15 @@ unsafe fn sobel_last<const MAGNITUDE: bool>(
         crate::unroll!(R, |i| {
             crate::unroll!(P, |q| {
                 let (gy, gx) = (gy0 + r0 - y0 + i as u32, gx0 + 4 * (j + q as u32 - j0));
-                // Pixel e's derivative(s), as the i16 the op alone writes.
-                let g = |w: [u32; 2], e: usize| (w[e / 2] >> (16 * (e % 2))) as i16;
-                let magnitude = |e: usize| {
-                    let (u, v) = (g(out[i][q], e) as f32, g(across[i][q], e) as f32);
-                    core::intrinsics::sqrtf32(u * u + v * v)
-                };
                 if gy < f.h as u32 && gx < f.w as u32 {
-                    let o = out0 + gy as usize * f.w as usize + gx as usize;
-                    let whole = whole_words && gx + 4 <= f.w as u32;
-                    // SAFETY: pixel (gy, gx) of the plane and, for whole words, the three after
-                    // it (aligned when `whole_words`: w and gx are multiples of 4).
-                    unsafe {
-                        if MAGNITUDE {
-                            let dst = (y as *mut f32).add(o);
-                            if whole {
-                                store_v4(dst as *mut [u32; 4], core::array::from_fn(|e| magnitude(e).to_bits()));
-                            } else {
-                                crate::unroll!(4, |e| {
-                                    if gx + (e as u32) < f.w as u32 {
-                                        *dst.add(e) = magnitude(e);
-                                    }
-                                });
-                            }
-                        } else {
-                            let dst = (y as *mut i16).add(o);
-                            if whole {
-                                store_v2(dst as *mut [u32; 2], out[i][q]);
-                            } else {
-                                crate::unroll!(4, |e| {
-                                    if gx + (e as u32) < f.w as u32 {
-                                        *dst.add(e) = g(out[i][q], e);
-                                    }
-                                });
-                            }
-                        }
-                    }
+                    let (o, [d0, d1]) = (out0 + gy as usize * f.w as usize + gx as usize, out[i][q]);
+                    let words = if OUT == CHAIN_OUT_F32 {
+                        magnitude(out[i][q], across[i][q])
+                    } else {
+                        [d0, d1, 0, 0]
+                    };
+                    // SAFETY: pixel (gy, gx) of the plane and those after it in the row.
+                    unsafe { store_word::<OUT>(y, o, words, f.w as u32 - gx, whole_words) };
                 }
             });
         });

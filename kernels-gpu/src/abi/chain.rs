@@ -105,23 +105,34 @@ pub const CHAIN_SIDE: u32 = 16;
 /// Words per buffer row.
 pub const CHAIN_PITCH_WORDS: u32 = (2 * CHAIN_SIDE + CHAIN_TILE_W) / 4;
 
+/// Rows of a buffer above its region and below it that a step's units may read but never use:
+/// a unit reads its window's rows whole (`K / 2` above its first output row, `K / 2` below its
+/// last, `CHAIN_UNIT_ROWS` rows per unit), so its loads need no clamp. Zeroed once per block.
+pub const CHAIN_SLACK_ABOVE: u32 = 2;
+pub const CHAIN_SLACK_BELOW: u32 = CHAIN_UNIT_ROWS + 1;
+
 /// The shared-memory layout of a launch with `halo` and `n_steps` steps (one source for host
 /// and kernel): `n_steps` lookup tables of [`CHAIN_LUT_BYTES`], then two buffers of
-/// `rows × CHAIN_PITCH_WORDS` words, the region a step reads and the one it writes. Word `j` of
-/// a buffer row holds image columns `tile_x − CHAIN_SIDE + 4j ..`.
+/// `CHAIN_SLACK_ABOVE + rows + CHAIN_SLACK_BELOW` rows of `CHAIN_PITCH_WORDS` words, the region
+/// a step reads and the one it writes. Word `j` of a buffer row holds image columns
+/// `tile_x − CHAIN_SIDE + 4j ..`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ChainLayout {
-    /// Rows per buffer: the tile's and its halo's.
+    /// Rows of the region: the tile's and its halo's.
     pub rows: u32,
+    /// Words per buffer, slack rows included.
+    pub buffer_words: u32,
     /// Bytes of dynamic shared memory.
     pub shared_bytes: u32,
 }
 
 pub const fn chain_layout(halo: [u32; 4], n_steps: u32) -> ChainLayout {
     let rows = CHAIN_TILE_H + halo[0] + halo[1];
+    let buffer_words = CHAIN_PITCH_WORDS * (CHAIN_SLACK_ABOVE + rows + CHAIN_SLACK_BELOW);
     ChainLayout {
         rows,
-        shared_bytes: n_steps * CHAIN_LUT_BYTES + 2 * 4 * CHAIN_PITCH_WORDS * rows,
+        buffer_words,
+        shared_bytes: n_steps * CHAIN_LUT_BYTES + 2 * 4 * buffer_words,
     }
 }
 
