@@ -15,6 +15,7 @@ use support::{Filter1dWork, PoolWork, Row, WindowWork};
 
 fn main() {
     let quick = support::quick();
+    let mut lap = Lap::start();
     let n = if quick { 1 << 16 } else { 1 << 20 };
     let x = support::tutorial_ints(n, 2026);
     let want = cpu::sum_sq_int(&x);
@@ -62,6 +63,7 @@ fn main() {
             .map(|v| v as u8)
             .collect::<Vec<u8>>()
     });
+    println!("(inputs and CPU references: {})", lap.next());
     let started = std::time::Instant::now();
     let gpu = match Gpu::new() {
         Ok(g) => g,
@@ -97,6 +99,7 @@ fn main() {
             rayon,
         );
         summary(&rows, serial);
+        println!("(ladder: {})", lap.next());
         let filter_rows = support::conv1d_ladder(&gpu, &work, &f_want, "mean_filter1d f64", copy)?;
         support::print_table(
             &format!("1D mean filter, 5 taps, {signal_len} f64, zero border (the tutorial's workload)"),
@@ -105,6 +108,7 @@ fn main() {
             f_rayon,
         );
         summary(&filter_rows, f_serial);
+        println!("(ladder: {})", lap.next());
         let variants: Vec<WindowVariant> = WindowVariant::ALL
             .iter()
             .copied()
@@ -118,6 +122,7 @@ fn main() {
             w_rayon,
         );
         summary(&window_rows, w_serial);
+        println!("(ladder: {})", lap.next());
         let pool_variants: Vec<PoolVariant> = PoolVariant::ALL.iter().copied().chain([PoolVariant::Auto]).collect();
         let pool_rows = support::pool_ladder(
             &gpu,
@@ -136,6 +141,7 @@ fn main() {
             p_rayon,
         );
         summary(&pool_rows, p_serial);
+        println!("(ladder: {})", lap.next());
         let xd = gpu.stream().clone_htod(&image)?;
         let plans = Filter2dVariant::ALL
             .into_iter()
@@ -153,6 +159,7 @@ fn main() {
             f64::NAN,
         );
         summary(&gauss_rows, g_serial);
+        println!("(ladder: {})", lap.next());
         let rows: Vec<Row> = rows
             .into_iter()
             .chain(filter_rows)
@@ -169,6 +176,22 @@ fn main() {
     if let Err(e) = result {
         eprintln!("error: {e}");
         std::process::exit(1);
+    }
+}
+
+/// Wall time of the tour's sections, printed as it goes.
+struct Lap(std::time::Instant);
+
+impl Lap {
+    fn start() -> Lap {
+        Lap(std::time::Instant::now())
+    }
+
+    /// The time since the last lap, as text, and a new lap.
+    fn next(&mut self) -> String {
+        let s = self.0.elapsed().as_secs_f64();
+        self.0 = std::time::Instant::now();
+        format!("{s:.1} s")
     }
 }
 

@@ -94,9 +94,20 @@ pub fn finish(tutorial: &str, failed: bool) {
     }
 }
 
-/// Median wall time of `f` over `runs` calls, in microseconds.
+/// Median wall time of `f` over `runs` calls, in microseconds, after one untimed warm-up call
+/// when `runs > 1`. A single run (the baselines of inputs past 16 Mi elements, each pass a
+/// second or more of memory-bound work, allocating its output each time) is timed without one:
+/// a warm-up would double the reference's cost for no steadier number.
 pub fn cpu_time_us<T>(runs: usize, mut f: impl FnMut() -> T) -> (f64, T) {
-    let mut out = f();
+    let runs = runs.max(1);
+    let (first_us, mut out) = {
+        let t = Instant::now();
+        let out = std::hint::black_box(f());
+        (t.elapsed().as_secs_f64() * 1e6, out)
+    };
+    if runs == 1 {
+        return (first_us, out);
+    }
     let mut us: Vec<f64> = (0..runs)
         .map(|_| {
             let t = Instant::now();

@@ -36,7 +36,7 @@ pub fn window_cpu<T: OracleElement>(w: &WindowWork<T>) -> (f64, f64, Vec<(f32, f
 where
     Sums<T::S, T::Q>: Send,
 {
-    let runs = if w.x.len() > 1 << 24 { 3 } else { 7 };
+    let runs = if w.x.len() > 1 << 24 { 1 } else { 7 };
     let (serial, exact) = cpu_time_us(runs, || cpuw::window_sums(w.x, w.n, w.width, w.border));
     let (rayon, par) = cpu_time_us(runs, || cpuw::par_window_sums(w.x, w.n, w.width, w.border));
     assert!(par == exact, "rayon and serial CPU window sums disagree");

@@ -415,10 +415,12 @@ unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 
     }
 }
 
-/// After a step wrote the region rows `[y0, y1)` × words `[j0, j1)` of `buf`: each of its
-/// positions outside the image takes the constant, or the value at its border-mapped position
-/// (inside the image, so not written here). Warps over rows (each row mapped once), lanes over
-/// the row's outside bytes.
+/// After a step wrote the region rows `[y0, y1)` × words `[j0, j1)` of `buf` (or the block
+/// staged it): each of its positions outside the image takes the constant, or the value at its
+/// border-mapped position (inside the image, so not written here). [`FIX_ROWS`] rows at a time,
+/// [`CHAIN_BLOCK`]` / FIX_ROWS` threads over each row's outside bytes (a few at the sides of an
+/// inside row, the whole region's width in a row outside the image): most edge tiles have at
+/// most 16 outside bytes a row, so a row costs each thread about one byte.
 ///
 /// # Safety
 /// `buf` is a buffer of the frame; only the block's threads touch it, and they sync after.
@@ -429,17 +431,30 @@ unsafe fn fix_border(buf: *mut u32, f: &Frame, [y0, y1, j0, j1]: [u32; 4], mode:
     let (c0, c1) = (4 * j0 as i32, 4 * j1 as i32);
     // The bytes of an inside row before column 0 and from column w on.
     let left_end = (-f.ox).clamp(c0, c1);
-    let right_start = (f.w - f.ox).clamp(c0, c1);
-    let (warp, lane) = ((thread_idx() / 32) as i32, (thread_idx() % 32) as i32);
-    let mut r = y0 as i32 + warp;
+    let right_start = (f.w - f.ox).clamp(left_end, c1);
+    let (left, side) = (left_end - c0, (left_end - c0) + (c1 - right_start));
+    let per_row = (CHAIN_BLOCK / FIX_ROWS) as i32;
+    let (group, first) = (
+        (thread_idx() / per_row as u32) as i32,
+        (thread_idx() % per_row as u32) as i32,
+    );
+    let mut r = y0 as i32 + group;
     while r < y1 as i32 {
-        let my = near_index(f.oy + r, f.h, mode);
-        let outside_row = f.oy + r < 0 || f.oy + r >= f.h;
+        let iy = f.oy + r;
+        let outside_row = iy < 0 || iy >= f.h;
+        let my = near_index(iy, f.h, mode);
         let src_row = match my {
             Some(my) => (my - f.oy).clamp(0, f.rows as i32 - 1),
             None => 0,
         };
-        let fix = |c: i32| {
+        let n = if outside_row { c1 - c0 } else { side };
+        let mut k = first;
+        while k < n {
+            let c = if outside_row || k < left {
+                c0 + k
+            } else {
+                right_start + (k - left)
+            };
             let v = match (my, near_index(f.ox + c, f.w, mode)) {
                 (Some(_), Some(mx)) => {
                     let bc = (mx - f.ox).clamp(0, width - 1);
@@ -450,21 +465,16 @@ unsafe fn fix_border(buf: *mut u32, f: &Frame, [y0, y1, j0, j1]: [u32; 4], mode:
             };
             // SAFETY: inside the buffer.
             unsafe { *bytes.add((r * width + c) as usize) = v };
-        };
-        let (a, b) = if outside_row { (c1, c1) } else { (left_end, right_start) };
-        let mut c = c0 + lane;
-        while c < a {
-            fix(c);
-            c += 32;
+            k += per_row;
         }
-        let mut c = b + lane;
-        while c < c1 {
-            fix(c);
-            c += 32;
-        }
-        r += (CHAIN_BLOCK / 32) as i32;
+        r += FIX_ROWS as i32;
     }
 }
+
+/// Rows [`fix_border`] takes at a time (16 threads a row). Warps over rows with lanes over a
+/// row's few outside bytes left most lanes idle: the fix-ups cost an edge tile about as many
+/// instructions as its steps (W12 on 64 × 512², where 12 of 16 tiles touch an edge).
+const FIX_ROWS: u32 = 16;
 
 /// Word columns `[j0, j1)` a step computes: those the later steps still read, `rest = [left,
 /// right]` bytes past the tile on each side.
@@ -536,40 +546,42 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
         }
     }
     // SAFETY: the frame's buffer; the plane's rows.
-    unsafe { stage(cur, &f, src, a.row_align, mode, cval) };
+    unsafe { stage(cur, &f, src, a.row_align, mode) };
     // SAFETY: every thread reaches it.
     unsafe { sync_threads() };
     let edge = f.oy < 0 || f.oy + rows as i32 > f.h || f.ox < 0 || f.ox + 4 * PITCH as i32 > f.w;
     let fix = edge && mode as u32 != BorderMode::Wrap as u32;
-    // The rows still needed after each step, [y0, y1), and the columns past the tile, `rest`.
-    let (mut y0, mut y1) = (0u32, rows);
+    // The region of `cur` the next step reads, its rows [y0, y1) and words [j0, j1) (the staged
+    // buffer: all of it), and the columns past the tile the later steps read, `rest`. Each
+    // step's input is fixed at the image's edges first (one call site: a second made ptxas spill
+    // the u8 kernel at four blocks per SM).
+    let mut region = [0, rows, 0, PITCH];
     let mut rest = [a.halo[2], a.halo[3]];
     let last = n - 1;
-    for k in 0..last {
-        let s = step(a, k);
-        let [st, sb, sl, sr] = s.extents();
-        (y0, y1) = (y0 + st, y1 - sb);
-        rest = [rest[0] - sl, rest[1] - sr];
-        let [j0, j1] = step_words(rest);
-        // SAFETY: distinct buffers; every computed word has both neighbours; table k.
-        unsafe {
-            run_step(
-                &s,
-                cur,
-                next,
-                [y0, y1, j0, j1],
-                tables.add(k * CHAIN_LUT_BYTES as usize),
-            );
-            sync_threads();
-        }
+    let mut k = 0;
+    loop {
         if fix {
             // SAFETY: the block's buffer; every thread reaches the barrier.
             unsafe {
-                fix_border(next, &f, [y0, y1, j0, j1], mode, cval);
+                fix_border(cur, &f, region, mode, cval);
                 sync_threads();
             }
         }
+        if k == last {
+            break;
+        }
+        let s = step(a, k);
+        let [st, sb, sl, sr] = s.extents();
+        rest = [rest[0] - sl, rest[1] - sr];
+        let [j0, j1] = step_words(rest);
+        region = [region[0] + st, region[1] - sb, j0, j1];
+        // SAFETY: distinct buffers; every computed word has both neighbours; table k.
+        unsafe {
+            run_step(&s, cur, next, region, tables.add(k * CHAIN_LUT_BYTES as usize));
+            sync_threads();
+        }
         core::mem::swap(&mut cur, &mut next);
+        k += 1;
     }
     let s = step(a, last);
     let [j0, j1] = step_words([0, 0]);
@@ -610,28 +622,36 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     }
 }
 
-/// Stages the frame's region of the plane `src` into `buf`, border-mapped: threads over 16-byte
-/// chunks of the rows (each row mapped once per chunk); a chunk inside a row of whole vectors
-/// (`row_align` 16) is one vector load, else its words are loaded whole where they lie in a row of
-/// whole words, else byte by byte through the border. (`Plane::row` with `word_at` would say
-/// the same in fewer lines, but their division-based mapping made the kernel slower on the H200:
-/// W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against 84.4 and 163.5 in an earlier call.)
+/// Stages the frame's region of the plane `src` into `buf`: threads over 16-byte chunks of the
+/// rows; a chunk inside a row of whole vectors (`row_align` 16) is one vector load, else its
+/// words are loaded whole where they lie in a row of whole words, else byte by byte. Positions
+/// outside the image are the periodic extension under wrap (mapped rows and bytes), else zero:
+/// the block then fixes them as after a step ([`fix_border`], threads over the outside bytes),
+/// where mapping each chunk's bytes in its own thread serialized the edge chunks' warps.
+/// (`Plane::row` with `word_at` would say the same in fewer lines, but their division-based
+/// mapping made the kernel slower on the H200: W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against
+/// 84.4 and 163.5 in an earlier call.)
 ///
 /// # Safety
 /// `buf` is a buffer of the frame; `src` the plane's `h · w` pixels, 16-byte aligned if
 /// `row_align > 1`.
 #[inline(always)]
-unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: BorderMode, cval: u8) {
+unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: BorderMode) {
     const CHUNKS: u32 = PITCH / 4;
-    let constant = cval as u32 * 0x0101_0101;
+    let wrap = mode as u32 == BorderMode::Wrap as u32;
     let mut i = thread_idx();
     while i < f.rows * CHUNKS {
         let (r, q) = (i / CHUNKS, i % CHUNKS);
         let gx = f.ox + 16 * q as i32;
-        // Row my of the plane; vectors and words only where they lie in the row, aligned by
-        // `row_align`; else each byte's column mapped (`load_nc!` reads through these pointers).
-        let v = match near_index(f.oy + r as i32, f.h, mode) {
-            None => [constant; 4],
+        let iy = f.oy + r as i32;
+        // The image row under wrap, else only an inside row (`load_nc!` reads through these
+        // pointers).
+        let my = match wrap {
+            true => near_index(iy, f.h, mode),
+            false => (0 <= iy && iy < f.h).then_some(iy),
+        };
+        let v = match my {
+            None => [0; 4],
             Some(my) => {
                 let row = src.wrapping_add(my as usize * f.w as usize);
                 if row_align == 16 && gx >= 0 && gx + 16 <= f.w {
@@ -646,11 +666,14 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
                         } else {
                             let mut word = 0u32;
                             crate::unroll!(4, |k| {
-                                let b = match near_index(c + k as i32, f.w, mode) {
-                                    Some(mx) => crate::load_nc!(row.wrapping_add(mx as usize), u8),
-                                    None => cval,
+                                let x = c + k as i32;
+                                let mx = match wrap {
+                                    true => near_index(x, f.w, mode),
+                                    false => (0 <= x && x < f.w).then_some(x),
                                 };
-                                word |= (b as u32) << (8 * k);
+                                if let Some(mx) = mx {
+                                    word |= (crate::load_nc!(row.wrapping_add(mx as usize), u8) as u32) << (8 * k);
+                                }
                             });
                             word
                         };
