@@ -126,6 +126,16 @@ fn chains() -> Vec<Vec<Step>> {
         vec![Step::Gaussian, Step::Erode(5, 5), Step::Dilate(5, 5), Step::Gaussian],
         // Two steps again (so a Sobel and the magnitude follow), with a point op first.
         vec![Step::Threshold(90), Step::Erode(3, 5)],
+        // Point steps composed: two after a stencil, one last; and two alone, whose Sobel and
+        // magnitude then read the staged input through their composed table.
+        vec![
+            Step::Gaussian,
+            Step::Threshold(50),
+            Step::ScaleOffset(0.5, 3.0),
+            Step::Dilate(3, 3),
+            Step::Lookup,
+        ],
+        vec![Step::ScaleOffset(2.0, -40.0), Step::Lookup],
     ]
 }
 

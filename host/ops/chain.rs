@@ -115,6 +115,7 @@ impl Chain<u8> {
             kh: kh.min(u32::MAX as usize) as u32,
             kw: kw.min(u32::MAX as usize) as u32,
             param,
+            table: 0,
         });
         self.tables.push([0; 256]);
         self
@@ -278,6 +279,44 @@ fn segments(steps: &[ChainStep]) -> Vec<&[ChainStep]> {
     out
 }
 
+/// A launch's steps with its point steps folded: each run of point steps composed into one
+/// table applied to the output of the step before it, or to the staged input when the run
+/// leads; a launch of point steps only keeps one point step (its composed table). Returns the
+/// steps, the staging's table (`1 + t`, 0: none) and the tables.
+fn fold_points(part: &[ChainStep], tables: &[[u8; 256]]) -> (Vec<ChainStep>, u32, Vec<[u8; 256]>) {
+    let (mut steps, mut stage, mut luts) = (Vec::<ChainStep>::new(), 0u32, Vec::<[u8; 256]>::new());
+    for (s, t) in part.iter().zip(tables) {
+        if s.kind != ChainKind::Point as u32 {
+            steps.push(ChainStep { table: 0, ..*s });
+            continue;
+        }
+        let target = match steps.last_mut() {
+            Some(before) => &mut before.table,
+            None => &mut stage,
+        };
+        match *target {
+            0 => {
+                luts.push(*t);
+                *target = luts.len() as u32;
+            }
+            k => {
+                let composed = &mut luts[k as usize - 1];
+                *composed = std::array::from_fn(|v| t[composed[v] as usize]);
+            }
+        }
+    }
+    if steps.is_empty() {
+        steps.push(ChainStep {
+            kind: ChainKind::Point as u32,
+            kh: 1,
+            kw: 1,
+            param: 0,
+            table: std::mem::take(&mut stage),
+        });
+    }
+    (steps, stage, luts)
+}
+
 /// A prepared chain over `(planes, h, w)` u8 images: its fused segments (one launch each; more
 /// than one only when the halo outgrows a launch) and their intermediate image. Reusable across
 /// inputs of its shape.
@@ -326,7 +365,9 @@ impl<O: ChainOutput> ChainPlan<O> {
                     *h += e;
                 }
             }
-            let layout = chain_layout(halo, part.len() as u32);
+            let (folded, stage_table, luts) = fold_points(part, &tables[first..first + part.len()]);
+            first += part.len();
+            let layout = chain_layout(halo, luts.len() as u32);
             let mut args = ChainArgs {
                 h: shape.h as u32,
                 w: shape.w as u32,
@@ -334,15 +375,17 @@ impl<O: ChainOutput> ChainPlan<O> {
                 tiles_y,
                 border: mode as u32,
                 cval,
-                n_steps: part.len() as u32,
+                n_steps: folded.len() as u32,
+                n_tables: luts.len() as u32,
+                stage_table,
                 row_align: 1,
                 halo,
                 steps: [ChainStep::default(); CHAIN_MAX_STEPS],
             };
-            args.steps[..part.len()].copy_from_slice(part);
-            let luts: Vec<u8> = tables[first..first + part.len()].concat();
-            debug_assert_eq!(luts.len(), part.len() * CHAIN_LUT_BYTES as usize);
-            first += part.len();
+            args.steps[..folded.len()].copy_from_slice(&folded);
+            // At least one table's bytes, so the buffer is never empty.
+            let mut luts: Vec<u8> = luts.concat();
+            luts.resize(luts.len().max(CHAIN_LUT_BYTES as usize), 0);
             // The last segment's kernel writes the chain's output type; the others u8.
             let out_kind = if i + 1 == count { O::OUT } else { CHAIN_OUT_U8 };
             out.push(Segment {

@@ -301,22 +301,16 @@ unsafe fn morph_unit<const K: usize, const KW: usize>(
     out
 }
 
-/// A point op over a unit: each pixel through the step's lookup table in shared memory.
+/// A unit's own words, unchanged: a point step's body (its table is applied as every step's
+/// output table is).
 ///
 /// # Safety
-/// As [`unit_rows`]; `lut` holds 256 bytes.
+/// As [`unit_rows`].
 #[inline(always)]
-unsafe fn point_unit(src: *const u32, r0: i32, j: u32, lut: *const u8) -> [[u32; P]; R] {
+unsafe fn copy_unit(src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
     // SAFETY: forwarded.
     let v = unsafe { unit_rows(src, r0, j, R, 0) };
-    let mut out = [[0u32; P]; R];
-    crate::unroll!(R, |i| {
-        crate::unroll!(P, |q| {
-            // SAFETY: forwarded.
-            out[i][q] = unsafe { lookup_word(v[i][q + 1], lut) };
-        });
-    });
-    out
+    core::array::from_fn(|i| core::array::from_fn(|q| v[i][q + 1]))
 }
 
 /// The units of the buffer region rows `[y0, y1)` × word columns `[j0, j1)` (multiples of `P`) a thread
@@ -373,21 +367,25 @@ impl Iterator for Units {
 
 /// A u8 step over the region rows `[y0, y1)` × word columns `[j0, j1)`, from `src` into `dst`.
 ///
+/// Its outputs go through the step's table (`s.table`, of `tables`) if it has one: the point
+/// steps after it cost a lookup per pixel, not a pass through the buffers of their own.
+///
 /// # Safety
-/// `src` and `dst` are distinct buffers of the frame; `1 ≤ j0 ≤ j1 ≤ pitch − 1`; `lut` holds the
-/// step's table if it is a point op.
+/// `src` and `dst` are distinct buffers of the frame; `1 ≤ j0 ≤ j1 ≤ pitch − 1`; `tables` holds
+/// the step's table.
 #[inline(always)]
-unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 4], lut: *const u8) {
+unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 4], tables: *const u8) {
     let y1 = region[1];
     let kind = s.kind;
+    let lut = tables.wrapping_add((s.table.max(1) - 1) as usize * CHAIN_LUT_BYTES as usize);
     for (j, r0) in Units::of(region) {
         // SAFETY: the caller's buffers and columns.
         let (r0i, kh) = (r0 as i32, s.kh);
-        let out: [[u32; P]; R] = unsafe {
+        let mut out: [[u32; P]; R] = unsafe {
             if kind == ChainKind::Gaussian3x3 as u32 {
                 linear_unit::<Gauss121<u8, u8>>(src, r0i, j).map(|row| row.map(|o| o[0]))
             } else if kind == ChainKind::Point as u32 {
-                point_unit(src, r0i, j, lut)
+                copy_unit(src, r0i, j)
             } else {
                 let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
                 match (kh == 5, s.kw) {
@@ -399,6 +397,10 @@ unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 
                 }
             }
         };
+        if s.table != 0 {
+            // SAFETY: the step's table.
+            out = out.map(|row| row.map(|w| unsafe { lookup_word(w, lut) }));
+        }
         crate::unroll!(R, |i| {
             if r0 + (i as u32) < y1 {
                 // SAFETY: row r0 + i < y1 ≤ rows, words j .. j + P < PITCH (aligned to P words).
@@ -490,18 +492,19 @@ fn step_words(rest: [u32; 2]) -> [u32; 2] {
 ///
 /// # Safety
 /// `x` holds the planes' `h · w` pixels, `y` as many outputs of `OUT`'s type, both
-/// 16-byte aligned if `a.row_align > 1`; `lut` holds `n_steps` tables of 256 bytes; the grid is
-/// `tiles_x · tiles_y` blocks per plane of [`CHAIN_BLOCK`] threads; dynamic shared memory holds
-/// `chain_layout(halo, n_steps).shared_bytes`; `1 ≤ n_steps ≤ CHAIN_MAX_STEPS`, the steps'
+/// 16-byte aligned if `a.row_align > 1`; `lut` holds `n_tables` tables of 256 bytes (every
+/// step's and the staging's `table` names one of them, or none); the grid is `tiles_x ·
+/// tiles_y` blocks per plane of [`CHAIN_BLOCK`] threads; dynamic shared memory holds
+/// `chain_layout(halo, n_tables).shared_bytes`; `1 ≤ n_steps ≤ CHAIN_MAX_STEPS`, the steps'
 /// extents sum to `halo`, every side at most `CHAIN_MAX_HALO`, and the last step is a Sobel
-/// (magnitude) exactly when `OUT` says so, never an earlier one.
+/// (magnitude) exactly when `OUT` says so, never an earlier one (and has no table).
 #[inline(always)]
 pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a: &ChainArgs) {
     let b = block_idx();
     let tiles = a.tiles_x * a.tiles_y;
     let (plane, t) = (b / tiles, b % tiles);
     let (ty, tx) = (t / a.tiles_x, t % a.tiles_x);
-    let ChainLayout { rows, buffer_words, .. } = chain_layout(a.halo, a.n_steps);
+    let ChainLayout { rows, buffer_words, .. } = chain_layout(a.halo, a.n_tables);
     let f = Frame {
         oy: (ty * CHAIN_TILE_H) as i32 - a.halo[0] as i32,
         ox: (tx * CHAIN_TILE_W) as i32 - CHAIN_SIDE as i32,
@@ -519,7 +522,7 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     // buffer's row 0 after its slack rows.
     let (tables, bufs): (*mut u8, *mut u32) = unsafe {
         let base: *mut u8 = dynamic_shared();
-        (base, base.add(n * CHAIN_LUT_BYTES as usize) as *mut u32)
+        (base, base.add((a.n_tables * CHAIN_LUT_BYTES) as usize) as *mut u32)
     };
     let slack = (CHAIN_SLACK_ABOVE * PITCH) as usize;
     // SAFETY: inside the buffers.
@@ -536,17 +539,24 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
         unsafe { *bufs.add((b * buffer_words + row_word) as usize) = 0 };
         i += CHAIN_BLOCK;
     }
-    // The point steps' tables.
-    for k in 0..n {
-        if step(a, k).kind == ChainKind::Point as u32 && tid < CHAIN_LUT_BYTES / 4 {
-            let o = k * CHAIN_LUT_BYTES as usize + 4 * tid as usize;
-            let v = crate::load_nc!(lut.wrapping_add(o) as *const u32, u32);
-            // SAFETY: table k of the shared tables.
-            unsafe { *(tables.add(o) as *mut u32) = v };
-        }
+    // The tables: 64 threads a table.
+    let mut i = tid;
+    while i < a.n_tables * CHAIN_LUT_BYTES / 4 {
+        let v = crate::load_nc!(lut.wrapping_add(4 * i as usize) as *const u32, u32);
+        // SAFETY: a word of the shared tables.
+        unsafe { *(tables.add(4 * i as usize) as *mut u32) = v };
+        i += CHAIN_BLOCK;
     }
-    // SAFETY: the frame's buffer; the plane's rows.
-    unsafe { stage(cur, &f, src, a.row_align, mode) };
+    let stage_lut = match a.stage_table {
+        0 => None,
+        t => {
+            // SAFETY: every thread reaches it (the staging reads the table).
+            unsafe { sync_threads() };
+            Some(tables.wrapping_add(((t - 1) * CHAIN_LUT_BYTES) as usize) as *const u8)
+        }
+    };
+    // SAFETY: the frame's buffer; the plane's rows; the staging's table.
+    unsafe { stage(cur, &f, src, a.row_align, mode, stage_lut) };
     // SAFETY: every thread reaches it.
     unsafe { sync_threads() };
     let edge = f.oy < 0 || f.oy + rows as i32 > f.h || f.ox < 0 || f.ox + 4 * PITCH as i32 > f.w;
@@ -577,7 +587,7 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
         region = [region[0] + st, region[1] - sb, j0, j1];
         // SAFETY: distinct buffers; every computed word has both neighbours; table k.
         unsafe {
-            run_step(&s, cur, next, region, tables.add(k * CHAIN_LUT_BYTES as usize));
+            run_step(&s, cur, next, region, tables);
             sync_threads();
         }
         core::mem::swap(&mut cur, &mut next);
@@ -602,7 +612,7 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     }
     // SAFETY: as above.
     unsafe {
-        run_step(&s, cur, next, tile, tables.add(last * CHAIN_LUT_BYTES as usize));
+        run_step(&s, cur, next, tile, tables);
         sync_threads();
     }
     // Store the tile: lanes over its 32 words, warps over rows.
@@ -627,16 +637,17 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
 /// words are loaded whole where they lie in a row of whole words, else byte by byte. Positions
 /// outside the image are the periodic extension under wrap (mapped rows and bytes), else zero:
 /// the block then fixes them as after a step ([`fix_border`], threads over the outside bytes),
-/// where mapping each chunk's bytes in its own thread serialized the edge chunks' warps.
+/// where mapping each chunk's bytes in its own thread serialized the edge chunks' warps. With
+/// `lut`, every staged pixel goes through it (the chain's leading point steps).
 /// (`Plane::row` with `word_at` would say the same in fewer lines, but their division-based
 /// mapping made the kernel slower on the H200: W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against
 /// 84.4 and 163.5 in an earlier call.)
 ///
 /// # Safety
 /// `buf` is a buffer of the frame; `src` the plane's `h · w` pixels, 16-byte aligned if
-/// `row_align > 1`.
+/// `row_align > 1`; `lut` 256 bytes of shared memory the block has written (and synced).
 #[inline(always)]
-unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: BorderMode) {
+unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: BorderMode, lut: Option<*const u8>) {
     const CHUNKS: u32 = PITCH / 4;
     let wrap = mode as u32 == BorderMode::Wrap as u32;
     let mut i = thread_idx();
@@ -681,6 +692,11 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
                     v
                 }
             }
+        };
+        let v = match lut {
+            // SAFETY: the caller's table.
+            Some(lut) => v.map(|w| unsafe { lookup_word(w, lut) }),
+            None => v,
         };
         // SAFETY: chunk q of row r, 16-byte aligned (the buffers start on a multiple of 16).
         unsafe { store_shared_v4(buf.add((r * PITCH + 4 * q) as usize) as *mut [u32; 4], v) };

@@ -39,8 +39,9 @@ pub enum ChainKind {
     Dilate = 1,
     /// The minimum over `kh × kw` anchored at `(kh / 2, kw / 2)` (scipy `grey_erosion`).
     Erode = 2,
-    /// A point op by a 256-entry table (threshold, scale and offset, any u8 → u8 map): the
-    /// launch's table `k` (the step's index) maps each pixel.
+    /// A point op by a 256-entry table (threshold, scale and offset, any u8 → u8 map). The host
+    /// folds point steps into the step before them (its `table`) or into the staged input; a
+    /// launch keeps one only when it has no other step.
     Point = 3,
     /// scipy `sobel(x, axis=0)` as i16 (last step only).
     Sobel0 = 4,
@@ -60,6 +61,9 @@ pub struct ChainStep {
     pub kw: u32,
     /// Unused by the kernel; the host marks an invalid Sobel axis with `u32::MAX`.
     pub param: u32,
+    /// `1 + t`: the step's output goes through the launch's lookup table `t` (the point steps
+    /// that followed it, composed); 0: none. A point step is the identity with its table here.
+    pub table: u32,
 }
 
 impl ChainStep {
@@ -90,6 +94,11 @@ pub struct ChainArgs {
     /// The constant border's value (u8).
     pub cval: u32,
     pub n_steps: u32,
+    /// Lookup tables of the launch (256 bytes each).
+    pub n_tables: u32,
+    /// `1 + t`: the staged input goes through table `t` (the point steps the chain starts
+    /// with, composed); 0: none.
+    pub stage_table: u32,
     /// How whole the rows are, both buffers being 16-byte aligned: 16 when `w` is a multiple
     /// of 16 (rows staged in 16-byte vectors), 4 when a multiple of 4 (words), else 1 (bytes at
     /// the plane's right edge).
@@ -111,8 +120,8 @@ pub const CHAIN_PITCH_WORDS: u32 = (2 * CHAIN_SIDE + CHAIN_TILE_W) / 4;
 pub const CHAIN_SLACK_ABOVE: u32 = 2;
 pub const CHAIN_SLACK_BELOW: u32 = CHAIN_UNIT_ROWS + 1;
 
-/// The shared-memory layout of a launch with `halo` and `n_steps` steps (one source for host
-/// and kernel): `n_steps` lookup tables of [`CHAIN_LUT_BYTES`], then two buffers of
+/// The shared-memory layout of a launch with `halo` and `n_tables` lookup tables (one source
+/// for host and kernel): the tables, [`CHAIN_LUT_BYTES`] each, then two buffers of
 /// `CHAIN_SLACK_ABOVE + rows + CHAIN_SLACK_BELOW` rows of `CHAIN_PITCH_WORDS` words, the region
 /// a step reads and the one it writes. Word `j` of a buffer row holds image columns
 /// `tile_x − CHAIN_SIDE + 4j ..`.
@@ -126,13 +135,13 @@ pub struct ChainLayout {
     pub shared_bytes: u32,
 }
 
-pub const fn chain_layout(halo: [u32; 4], n_steps: u32) -> ChainLayout {
+pub const fn chain_layout(halo: [u32; 4], n_tables: u32) -> ChainLayout {
     let rows = CHAIN_TILE_H + halo[0] + halo[1];
     let buffer_words = CHAIN_PITCH_WORDS * (CHAIN_SLACK_ABOVE + rows + CHAIN_SLACK_BELOW);
     ChainLayout {
         rows,
         buffer_words,
-        shared_bytes: n_steps * CHAIN_LUT_BYTES + 2 * 4 * buffer_words,
+        shared_bytes: n_tables * CHAIN_LUT_BYTES + 2 * 4 * buffer_words,
     }
 }
 
