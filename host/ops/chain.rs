@@ -19,15 +19,17 @@
 //! The image is read once and the result written once; the intermediates live in shared
 //! memory. The halo a launch stages grows with each step's reach; past 8 pixels on a side the
 //! plan runs the chain as several fused segments through an intermediate image (never an error).
-//! Point steps cost a table lookup per pixel and no halo.
+//! Point steps cost a table lookup per pixel and no halo: the plan composes each run of them
+//! into one table applied to the output of the step before it (or to the input it stages).
 //!
 //! # Speed
 //! The fused kernel computes every step on packed 4-pixel words through shared memory; it is
 //! bound by instruction issue, the tuned single-op kernels by memory. On the H200 (W12, Gaussian
-//! → dilation → Sobel): 163 µs fused against 132 µs for the three ops one by one on one 8192²
-//! image, 84 µs against 50 µs on 64 × 512²; a point step adds 18–31 µs, about a memory pass of
-//! its own (docs/PERFORMANCE.md, *Fused chains*). A chain buys one launch and no intermediate
-//! images; where speed matters, run the ops one by one.
+//! → dilation → Sobel): 142 µs fused against 131 µs for the three ops one by one on one 8192²
+//! image, 63 µs against 50 µs on 64 × 512²; two point steps between the stencils add 6–21 µs
+//! fused, where each would be a pass over memory one by one (docs/PERFORMANCE.md, *Fused
+//! chains*). A chain buys one launch, no intermediate images and nearly free point steps; for a
+//! chain of stencils alone, the ops one by one are still a little faster.
 //!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};

@@ -3,23 +3,25 @@
 //!
 //! - **Staging.** The block loads its tile plus [`CHAIN_SIDE`] bytes each side and the halo's rows
 //!   into a shared buffer ([`ChainLayout`]): one 16-byte vector per thread at a time where the
-//!   rows are whole vectors, else words, else border-mapped bytes at the plane's edges; each row
-//!   is mapped once.
+//!   rows are whole vectors, else words, else bytes at the plane's edges; positions outside the
+//!   image are the periodic extension under wrap, else filled as below. With a staging table
+//!   (the chain's leading point steps), every staged pixel goes through it.
 //! - **Steps.** Each step reads one buffer and writes the other. A thread takes *units*: one word
 //!   column of [`CHAIN_UNIT_ROWS`] rows, loading the rows its window spans (the word and the
-//!   words beside it) and computing across first, then down, with the pixels packed two per
-//!   16-bit lane ([`AcrossDown`] for the Gaussian and Sobel, the word tile's packed max for
-//!   morphology, a shared lookup table for point ops). A step computes the rows and the words the
-//!   later steps still read (the halo shrinks by its extents); the bytes of an edge word past
-//!   that are garbage, never read into the tile.
-//! - **Borders.** A tile whose region crosses the image's edge fixes the positions outside the
-//!   image after each step: the constant, or (replicate, reflect, mirror) the step's own value at
-//!   the mapped position inside the image — what the op run alone reads there. Under wrap the
-//!   staged region is the periodic extension, so every step is too, and nothing is fixed.
-//!   Interior tiles skip this (a block-uniform branch).
+//!   words beside it; slack rows around each buffer take the reads past its region) and computing
+//!   across first, then down, with the pixels packed two per 16-bit lane ([`AcrossDown`] for the
+//!   Gaussian and Sobel, the word tile's packed max for morphology, one instantiation per window
+//!   width). A step's outputs go through its table if point steps followed it. A step computes
+//!   the rows and the words the later steps still read (the halo shrinks by its extents); the
+//!   bytes of an edge word past that are garbage, never read into the tile.
+//! - **Borders.** A tile whose region crosses the image's edge fills the positions outside the
+//!   image before each step ([`fix_border`]: threads over those bytes): the constant, or
+//!   (replicate, reflect, mirror) the value at the mapped position inside the image — what the
+//!   op run alone reads there. Under wrap the staged region is the periodic extension, so every
+//!   step is too, and nothing is filled. Interior tiles skip this (a block-uniform branch).
 //! - **Output.** A u8 last step writes the tile into the other buffer, which the block then
 //!   stores as whole words (a warp: 128 contiguous bytes); a Sobel last step stores its i16
-//!   words straight from registers.
+//!   words (or the magnitude's f32) straight from registers.
 //!
 //! Erosion is dilation of the inverted image, inverted back (`min(v) = 255 − max(255 − v)`):
 //! one XOR per loaded and stored word, one morphology instantiation per window reach.
