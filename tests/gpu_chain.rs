@@ -136,6 +136,9 @@ fn chains() -> Vec<Vec<Step>> {
             Step::Lookup,
         ],
         vec![Step::ScaleOffset(2.0, -40.0), Step::Lookup],
+        // Eight Gaussians with a point step after each: one launch once the points fold (a
+        // halo of 8), then a ninth in a second.
+        [Step::Gaussian, Step::Threshold(60)].repeat(9),
     ]
 }
 
@@ -268,6 +271,20 @@ fn errors(gpu: &Gpu) -> Result<(), Failed> {
         let y = gpu.chain(&e, &Chain::new().gaussian3x3().sobel(0), Border::Wrap)?;
         if y.shape() != shape {
             return Err(format!("empty {shape:?}: shape {:?}", y.shape()).into());
+        }
+    }
+    // Point steps fold: eight Gaussians with a threshold after each fit one launch (a halo of
+    // 8, eight window steps); a ninth pair takes a second.
+    let pairs = |n: usize| build(&[Step::Gaussian, Step::Threshold(60)].repeat(n));
+    for (n, launches) in [(8, 1), (9, 2)] {
+        let shape = Filter2dShape {
+            planes: 1,
+            h: 20,
+            w: 30,
+        };
+        let got = ChainPlan::new(gpu, shape, &pairs(n), Border::Reflect)?.launches();
+        if got != launches {
+            return Err(format!("{n} Gaussian + threshold pairs: {got} launches, expected {launches}").into());
         }
     }
     // Each plane alone equals the batch.

@@ -260,22 +260,28 @@ struct Segment {
     cfg: LaunchConfig,
 }
 
-/// Splits `steps` into segments whose halos fit [`CHAIN_MAX_HALO`] on every side and
-/// [`CHAIN_MAX_STEPS`] steps.
+/// Splits `steps` into segments whose halos fit [`CHAIN_MAX_HALO`] on every side and whose
+/// steps, point steps folded ([`fold_points`]), fit the [`CHAIN_MAX_STEPS`] of a launch.
 fn segments(steps: &[ChainStep]) -> Vec<&[ChainStep]> {
+    let point = |s: &ChainStep| s.kind == ChainKind::Point as u32;
     let mut out = Vec::new();
     let mut start = 0;
     let mut halo = [0u32; 4];
+    // The segment's steps after folding: its window steps (point steps fold into them).
+    let mut windows = 0;
     for (i, s) in steps.iter().enumerate() {
         let e = s.extents();
         let grown: Vec<u32> = halo.iter().zip(e).map(|(h, e)| h + e).collect();
-        if i > start && (grown.iter().any(|&h| h > CHAIN_MAX_HALO) || i - start == CHAIN_MAX_STEPS) {
+        let full = windows == CHAIN_MAX_STEPS && !point(s);
+        if i > start && (grown.iter().any(|&h| h > CHAIN_MAX_HALO) || full) {
             out.push(&steps[start..i]);
             start = i;
             halo = e;
+            windows = 0;
         } else {
             halo.copy_from_slice(&grown);
         }
+        windows += !point(s) as usize;
     }
     out.push(&steps[start..]);
     out
