@@ -14,7 +14,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-use gpuprims::{AvgPool2d, Border, Gpu, Pool2d};
+use gpuprims::{AvgPool2d, Border, Chain, Gpu, Pool2d};
 use ndarray::{Array2, Array4};
 
 /// Every op timed, by name.
@@ -49,6 +49,7 @@ const OPS: &[&str] = &[
     "sobel_magnitude",
     "correlate2d",
     "separable2d",
+    "chain",
 ];
 
 /// The README's inputs.
@@ -123,6 +124,7 @@ fn run(gpu: &Gpu, name: &str, x: &Inputs) -> gpuprims::Result<()> {
             drop(gpu.correlate2d(&x.img_f32, k.view(), b)?)
         }
         "separable2d" => drop(gpu.separable2d(img, &[0.25, 0.5, 0.25], &[0.25, 0.5, 0.25], b)?),
+        "chain" => drop(gpu.chain(img, &Chain::new().gaussian3x3().dilate((3, 3)).sobel(1), b)?),
         other => {
             return Err(gpuprims::Error::InvalidArgument {
                 name: "op",
