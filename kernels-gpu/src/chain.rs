@@ -37,7 +37,7 @@ use crate::device::{
     thread_idx,
 };
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
-use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Sobel0, Sobel1};
+use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Sobel0, Sobel1, gradient_magnitude};
 
 /// Rows per unit.
 const R: usize = CHAIN_UNIT_ROWS as usize;
@@ -149,16 +149,12 @@ unsafe fn lookup_word(w: u32, lut: *const u8) -> u32 {
     byte_perm(b(0) | (b(1) << 8), b(2) | (b(3) << 8), 0x5410)
 }
 
-/// The four pixels' gradient magnitudes `√(g0² + g1²)` as f32 bits, from both Sobel
-/// derivatives as i16 words (`Sobel0`/`Sobel1::down`): the arithmetic of `Gpu::sobel_magnitude`
-/// (`u · u + v · v` rounded per operation, then a correctly rounded square root).
+/// The four pixels' gradient magnitudes as f32 bits ([`gradient_magnitude`], as
+/// `Gpu::sobel_magnitude`), from both Sobel derivatives as i16 words (`Sobel0`/`Sobel1::down`).
 #[inline(always)]
 fn magnitude(d0: [u32; 2], d1: [u32; 2]) -> [u32; 4] {
     let g = |w: [u32; 2], e: usize| (w[e / 2] >> (16 * (e % 2))) as i16 as f32;
-    core::array::from_fn(|e| {
-        let (u, v) = (g(d0, e), g(d1, e));
-        core::intrinsics::sqrtf32(u * u + v * v).to_bits()
-    })
+    core::array::from_fn(|e| gradient_magnitude(g(d0, e), g(d1, e)).to_bits())
 }
 
 /// Stores one word's four outputs at element `o` of `y`, `OUT` (`CHAIN_OUT_*`) saying their

@@ -96,6 +96,14 @@ impl Diff for f32 {
     }
 }
 
+/// The gradient magnitude `√(u² + v²)` of two derivatives, in f32: `u · u + v · v` rounded per
+/// operation, then a correctly rounded square root. The one definition `Gpu::sobel_magnitude`
+/// and a chain's magnitude step share, so they agree bit for bit.
+#[inline(always)]
+pub fn gradient_magnitude(u: f32, v: f32) -> f32 {
+    core::intrinsics::sqrtf32(u * u + v * v)
+}
+
 /// `y[i] = √(a[i]² + b[i]²)` in f32 (the gradient magnitude of two Sobel images), grid-stride.
 pub unsafe fn magnitude<T: Pixel + Into<f32>>(a: *const T, b: *const T, y: *mut f32, n: u64) {
     let mut i = global_thread_idx();
@@ -103,7 +111,7 @@ pub unsafe fn magnitude<T: Pixel + Into<f32>>(a: *const T, b: *const T, y: *mut 
         // SAFETY: i < n.
         unsafe {
             let (u, v): (f32, f32) = (T::load(a.add(i as usize)).into(), T::load(b.add(i as usize)).into());
-            y.add(i as usize).write(core::intrinsics::sqrtf32(u * u + v * v));
+            y.add(i as usize).write(gradient_magnitude(u, v));
         }
         i += grid_threads();
     }
