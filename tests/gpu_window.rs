@@ -268,7 +268,7 @@ const ROW_SHAPES: [&[usize]; 7] = [
 ];
 
 fn widths(n: usize) -> Vec<usize> {
-    let mut w = vec![1, 2, 3, 15, 16, 255, n + 5];
+    let mut w = vec![1, 2, 3, 15, 16, 33, 64, 255, n + 5];
     w.sort_unstable();
     w.dedup();
     w

@@ -5,7 +5,7 @@
 use super::*;
 
 macro_rules! window_table {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal $(, $warp:literal)?))?, $blocks:literal;)*) => {
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $kind:ident $(($slide:literal $(, $boxed:literal $(, $warp:literal)?)?))?, $blocks:literal;)*) => {
         /// One window kernel instance (input type × output types), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,23 +31,32 @@ macro_rules! window_table {
                 }
             }
 
-            /// The integer-only kernels' symbols: the sliding row kernel and the fused 2D box.
-            pub const fn int_names(self) -> Option<[&'static str; 2]> {
+            /// The sliding row kernel's symbol (integer and f32 instances).
+            pub const fn sliding_name(self) -> Option<&'static str> {
                 match self {
-                    $(WindowInstance::$inst => window_table!(@fused $fused $inst)),*
+                    $(WindowInstance::$inst => window_table!(@sliding $kind $inst)),*
+                }
+            }
+
+            /// The integer-only fused 2D box's symbol.
+            pub const fn fused_name(self) -> Option<&'static str> {
+                match self {
+                    $(WindowInstance::$inst => window_table!(@fused $kind $inst)),*
                 }
             }
 
             /// The warp-prefix 2D box's symbol (u8 instances).
             pub const fn warp_name(self) -> Option<&'static str> {
                 match self {
-                    $(WindowInstance::$inst => window_table!(@warp $inst $($(, $warp)?)?)),*
+                    $(WindowInstance::$inst => window_table!(@warp $inst $($($(, $warp)?)?)?)),*
                 }
             }
         }
     };
-    (@fused fused $inst:ident) => { Some(crate::window_int_names!($inst)) };
-    (@fused separable $inst:ident) => { None };
+    (@sliding separable $inst:ident) => { None };
+    (@sliding $kind:ident $inst:ident) => { Some(crate::window_sliding_name!($inst)) };
+    (@fused fused $inst:ident) => { Some(crate::window_fused_name!($inst)) };
+    (@fused $kind:ident $inst:ident) => { None };
     (@warp $inst:ident, $warp:literal) => { Some(crate::window_kernel_name!($inst, "warp_box")) };
     (@warp $inst:ident) => { None };
 }
@@ -60,10 +69,11 @@ unsafe impl<T: WindowElement> DeviceRepr for RowArgs<T> {}
 // SAFETY: as above.
 unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 
-/// The window family's state on one `Gpu`: each instance's kernels, and the integer instances'
-/// sliding and fused kernels.
+/// The window family's state on one `Gpu`: each instance's kernels, the sliding row kernels
+/// (integer and f32 instances) and the integer instances' fused boxes.
 pub(crate) struct WindowKernels {
     pub(super) ids: Vec<[KernelId; WindowKernel::ALL.len()]>,
+    pub(super) sliding: Vec<Option<KernelId>>,
     pub(super) int: Vec<Option<IntKernels>>,
     /// The stream-rows box (u8 → f32), indexed by window width − 1: the word kernels, then the
     /// gathering ones (any plane).
@@ -71,7 +81,6 @@ pub(crate) struct WindowKernels {
 }
 
 pub(super) struct IntKernels {
-    pub(super) sliding: KernelId,
     pub(super) fused: KernelId,
     /// The warp-prefix box (u8 instances).
     pub(super) warp: Option<KernelId>,
@@ -105,13 +114,16 @@ impl WindowKernels {
 impl Family for WindowKernels {
     fn load(k: &mut Resolver) -> Result<Self> {
         let ids = k.table(WindowInstance::ALL, WindowInstance::names)?;
+        let sliding = WindowInstance::ALL
+            .iter()
+            .map(|i| i.sliding_name().map(|s| k.one(s)).transpose())
+            .collect::<Result<Vec<_>>>()?;
         let int = WindowInstance::ALL
             .iter()
             .map(|i| {
-                i.int_names()
-                    .map(|[s, f]| -> Result<IntKernels> {
+                i.fused_name()
+                    .map(|f| -> Result<IntKernels> {
                         Ok(IntKernels {
-                            sliding: k.one(s)?,
                             fused: k.one(f)?,
                             warp: i.warp_name().map(|w| k.one(w)).transpose()?,
                         })
@@ -120,6 +132,11 @@ impl Family for WindowKernels {
             })
             .collect::<Result<Vec<_>>>()?;
         let stream = [k.list(&STREAM_BOX_NAMES)?, k.list(&STREAM_BOX_ANY_NAMES)?];
-        Ok(WindowKernels { ids, int, stream })
+        Ok(WindowKernels {
+            ids,
+            sliding,
+            int,
+            stream,
+        })
     }
 }

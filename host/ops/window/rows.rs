@@ -59,7 +59,7 @@ pub(super) fn no_int_kernels(instance: WindowInstance) -> Error {
 pub(super) enum RowKernel {
     /// One of every instance's kernels.
     Table(WindowKernel),
-    /// The integer sliding kernel.
+    /// The sliding kernel (integers: running sums that subtract; f32: van Herk per thread).
     Sliding,
 }
 
@@ -95,10 +95,15 @@ impl<T: WindowElement> RowPlan<T> {
         let table = variant.kernel();
         let sums = size_of::<Sums<T::S, T::Q>>();
         let (sum_size, sumsq_size) = instance.output_sizes();
-        let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size));
-        let sliding_bytes = sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes;
+        let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size), T::FLOAT);
+        let sliding_bytes = if T::FLOAT {
+            float_sliding_layout(sum_size, sumsq_size).bytes
+        } else {
+            sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes
+        };
+        let kernels = gpu.family::<WindowKernels>()?;
         let kernel = if table == WindowKernel::RunningSum
-            && !T::FLOAT
+            && kernels.sliding[instance as usize].is_some()
             && width as u64 <= SLIDING_MAX_WIDTH
             && sliding_bytes <= optin
         {
@@ -166,13 +171,9 @@ impl<T: WindowElement> RowPlan<T> {
             block_dim: (WINDOW_BLOCK, 1, 1),
             shared_mem_bytes: shared as u32,
         };
-        let kernels = gpu.family::<WindowKernels>()?;
         let id = match kernel {
             RowKernel::Table(k) => kernels.ids[instance as usize][k.index()],
-            RowKernel::Sliding => match &kernels.int[instance as usize] {
-                Some(int) => int.sliding,
-                None => return Err(no_int_kernels(instance)),
-            },
+            RowKernel::Sliding => kernels.sliding[instance as usize].ok_or_else(|| no_int_kernels(instance))?,
         };
         Ok(RowPlan {
             kernel,

@@ -576,9 +576,10 @@ pub const fn running_shared_bytes(slots: u32, s_size: usize, q_size: usize, seg_
 /// `out_size` bytes (the larger of the two sums): 16 when the outputs are at most 4 bytes (every
 /// u8 instance too), so each thread's first window (`w` reads, or chunk sums) is shared by 16
 /// outputs and a tile spans 4096 of them; else 16 bytes of input (8 u16, 4 i32), so the wide
-/// outputs' stages fit beside the tile.
-pub const fn sliding_outputs(elem_size: usize, out_size: usize) -> u32 {
-    if out_size <= 4 || elem_size == 1 {
+/// outputs' stages fit beside the tile. Float inputs always 16: their runs are the van Herk
+/// blocks of 16-sample chunks (`window::float_sliding_sum`).
+pub const fn sliding_outputs(elem_size: usize, out_size: usize, float: bool) -> u32 {
+    if float || out_size <= 4 || elem_size == 1 {
         16
     } else {
         (16 / elem_size) as u32
@@ -746,6 +747,34 @@ pub const fn sliding_layout(
     }
 }
 
+/// Runs of 16 positions per row of the float sliding kernel's tile, which it keeps transposed:
+/// tile position `16r + q` is f64 element `q · FLOAT_TILE_RUNS + r`. Thread `t`'s reads of its
+/// run's position `p` land at `t` plus a constant, so a warp reads consecutive words (no bank
+/// conflict, no address arithmetic). At least the 256 runs of the outputs plus those a thread
+/// reads past its own (`⌈(SLIDING_MAX_WIDTH + 31) / 16⌉ + 1`); `≡ 1 mod 4`, so the staging's
+/// writes of four consecutive positions per thread spread over the banks.
+pub const FLOAT_TILE_RUNS: usize = 325;
+const _: () = assert!(
+    FLOAT_TILE_RUNS > WINDOW_BLOCK as usize + (SLIDING_MAX_WIDTH as usize + 31).div_ceil(16)
+        && FLOAT_TILE_RUNS % 4 == 1
+);
+
+/// Dynamic shared memory of the float sliding kernel (f32 and f64 inputs, whatever the width up
+/// to `SLIDING_MAX_WIDTH`): the transposed f64 tile (16 × [`FLOAT_TILE_RUNS`]), one `(Σ, Σ²)`
+/// f64 pair per run (the chunk sums), then the two output stages of 16 outputs per thread.
+pub const fn float_sliding_layout(sum_size: usize, sumsq_size: usize) -> SlidingLayout {
+    let chunks = 16 * FLOAT_TILE_RUNS * 8;
+    let stage_sum = chunks + FLOAT_TILE_RUNS * 16;
+    let span = WINDOW_BLOCK as usize * SLIDING_CHUNK as usize;
+    let stage_sumsq = stage_sum + span * sum_size;
+    SlidingLayout {
+        chunks,
+        stage_sum,
+        stage_sumsq,
+        bytes: stage_sumsq + span * sumsq_size,
+    }
+}
+
 /// 16-byte slot of the sliding kernel's output stage holding vector `g` of thread `t`'s
 /// `v ∈ {1, 2, 4, 8}` vectors: thread-major with an XOR swizzle, so that both the threads'
 /// writes (vector `g` of 8 consecutive threads) and the block's coalesced reads (8 consecutive
@@ -811,15 +840,20 @@ macro_rules! window_kernel_names {
     };
 }
 
-/// Symbols of the integer-only kernels of an instance (they subtract): the sliding row kernel and
-/// the fused 2D box.
+/// Symbol of an instance's sliding row kernel (integers: running sums that subtract; f32: van
+/// Herk inside each thread's run).
 #[macro_export]
-macro_rules! window_int_names {
+macro_rules! window_sliding_name {
     ($inst:ident) => {
-        [
-            $crate::window_kernel_name!($inst, "sliding_sum"),
-            $crate::window_kernel_name!($inst, "box_fused"),
-        ]
+        $crate::window_kernel_name!($inst, "sliding_sum")
+    };
+}
+
+/// Symbol of the integer-only fused 2D box of an instance (its running sums subtract).
+#[macro_export]
+macro_rules! window_fused_name {
+    ($inst:ident) => {
+        $crate::window_kernel_name!($inst, "box_fused")
     };
 }
 
@@ -828,10 +862,11 @@ macro_rules! window_int_names {
 /// with the integer-only kernels (the sliding row kernel and the fused 2D box: their running sums
 /// subtract), `n` the sliding kernel's launch bound and `b` the fused box's, `fused(n, b, p)` for
 /// the u8 instances, which also have the warp-prefix box (`p` its launch bound, blocks of
-/// `WARP_BOX_WARPS` warps), and `separable` for the others. `blocks`, `n` and `b` are launch bounds (resident blocks per SM the registers must
-/// allow; 256 threads, 128 for the fused box): the most that ptxas sm_90 reaches without
-/// spilling (4 at 64 registers, 3 at 80; the fused box 3 at 168, or 2 where its shared memory
-/// allows no more).
+/// `WARP_BOX_WARPS` warps), `float_rows(n)` for the f32 instances (the van Herk sliding row
+/// kernel, no fused box) and `separable` for the others. `blocks`, `n` and `b` are launch bounds
+/// (resident blocks per SM the registers must allow; 256 threads, 128 for the fused box): the
+/// most that ptxas sm_90 reaches without spilling (4 at 64 registers, 3 at 80; the fused box 3 at
+/// 168, or 2 where its shared memory allows no more).
 #[macro_export]
 macro_rules! for_each_window_instance {
     ($m:ident) => {
@@ -845,9 +880,9 @@ macro_rules! for_each_window_instance {
             i32_f32 => i32, f32, f32, fused(3, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
-            f32_f32 => f32, f32, f32, separable, 3;
-            f32_f64 => f32, f64, f64, separable, 3;
-            f64_f64 => f64, f64, f64, separable, 3;
+            f32_f32 => f32, f32, f32, float_rows(2), 3;
+            f32_f64 => f32, f64, f64, float_rows(1), 3;
+            f64_f64 => f64, f64, f64, float_rows(1), 3;
         }
     };
 }

@@ -42,11 +42,13 @@ use crate::abi::window::{
 use crate::device::*;
 
 mod boxes;
+mod float_rows;
 mod out;
 mod rungs;
 mod running;
 
 pub use boxes::*;
+pub use float_rows::*;
 pub use out::*;
 pub use rungs::*;
 pub use running::*;
@@ -64,7 +66,7 @@ type SegSums<S, Q> = Seg<Sums<S, Q>>;
 // ---------------------------------------------------------------------------------------------
 
 macro_rules! window_entries {
-    ($($inst:ident => $t:ty, $s:ty, $q:ty, $fused:ident $(($slide:literal, $boxed:literal $(, $warp:literal)?))?, $blocks:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $s:ty, $q:ty, $kind:ident $(($slide:literal $(, $boxed:literal $(, $warp:literal)?)?))?, $blocks:literal;)*) => {$(
         pub mod $inst {
             use super::*;
             type A = RowArgs<$t>;
@@ -100,35 +102,44 @@ macro_rules! window_entries {
             ) {
                 unsafe { super::box_columns::<$t, $s, $q>(rs, rq, ts, tq, o0, o1, a) }
             }
-            window_entries!(@fused $fused $inst, $t, $s, $q $(, $slide, $boxed)?);
-            $($($crate::launch_bounds!($crate::window_kernel_name!($inst, "warp_box"), 128, $warp);
+            window_entries!(@kind $kind $inst, $t, $s, $q $(, $slide $(, $boxed)?)?);
+            $($($($crate::launch_bounds!($crate::window_kernel_name!($inst, "warp_box"), 128, $warp);
             #[unsafe(export_name = $crate::window_kernel_name!($inst, "warp_box"))]
             pub unsafe extern "ptx-kernel" fn warp_box(x: *const u8, o0: *mut $s, o1: *mut $q, a: BoxArgs<u8>) {
                 const { assert!($crate::abi::window::WARP_BOX_WARPS * 32 == 128) };
                 unsafe { super::warp_box::warp_prefix_box::<$s, $q>(x, o0, o1, a) }
-            })?)?
+            })?)?)?
         }
     )*};
-    (@fused fused $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal, $boxed:literal) => {
+    (@kind fused $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal, $boxed:literal) => {
         // The most resident blocks of WINDOW_BLOCK ptxas sm_90 reaches without spilling.
-        $crate::launch_bounds!($crate::window_kernel_name!($inst, "sliding_sum"), 256, $slide);
-        #[unsafe(export_name = $crate::window_kernel_name!($inst, "sliding_sum"))]
+        $crate::launch_bounds!($crate::window_sliding_name!($inst), 256, $slide);
+        #[unsafe(export_name = $crate::window_sliding_name!($inst))]
         pub unsafe extern "ptx-kernel" fn sliding_sum(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
             const P: usize = $crate::abi::window::sliding_outputs(
                 core::mem::size_of::<$t>(),
                 $crate::abi::window::max_size(core::mem::size_of::<$s>(), core::mem::size_of::<$q>()),
+                false,
             ) as usize;
             const V: usize = $crate::abi::window::sliding_vectors(P * core::mem::size_of::<$t>());
             unsafe { super::sliding_sum::<$t, $s, $q, P, V>(x, s, q, a) }
         }
-        $crate::launch_bounds!($crate::window_kernel_name!($inst, "box_fused"), 128, $boxed);
-        #[unsafe(export_name = $crate::window_kernel_name!($inst, "box_fused"))]
+        $crate::launch_bounds!($crate::window_fused_name!($inst), 128, $boxed);
+        #[unsafe(export_name = $crate::window_fused_name!($inst))]
         pub unsafe extern "ptx-kernel" fn box_fused(x: *const $t, o0: *mut $s, o1: *mut $q, a: BoxArgs<$t>) {
             const P: usize = <$t as WindowIn>::FUSED_COLS as usize;
             unsafe { super::box_fused::<$t, $s, $q, P>(x, o0, o1, a) }
         }
     };
-    (@fused separable $inst:ident, $t:ty, $s:ty, $q:ty) => {};
+    (@kind float_rows $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal) => {
+        $crate::launch_bounds!($crate::window_sliding_name!($inst), 256, $slide);
+        #[unsafe(export_name = $crate::window_sliding_name!($inst))]
+        pub unsafe extern "ptx-kernel" fn sliding_sum(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
+            const V: usize = $crate::abi::window::sliding_vectors($crate::abi::window::SLIDING_CHUNK as usize * core::mem::size_of::<$t>());
+            unsafe { super::float_sliding_sum::<$t, $s, $q, V>(x, s, q, a) }
+        }
+    };
+    (@kind separable $inst:ident, $t:ty, $s:ty, $q:ty) => {};
 }
 
 crate::for_each_window_instance!(window_entries);

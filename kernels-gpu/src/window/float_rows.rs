@@ -1,0 +1,324 @@
+//! Rung 5 for float rows (f32, f64): van Herk/Gil-Werman inside each thread's run, over a
+//! transposed f64 tile in shared memory. No subtraction (a NaN or an infinity stays in the
+//! windows that hold it, and no running sum's magnitude leaks into later windows) and no block
+//! scan: the block-scan running sums it replaces spent two segmented scans of f64 pairs per
+//! position.
+
+use super::*;
+use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
+
+/// Rung 5 for float rows. Tile `k` holds outputs `[S·k', S·k' + S)` of a row (`S = WINDOW_BLOCK ·
+/// P`, `P = 16` outputs per thread); a block loops over tiles `k, k + grid, ..`.
+///
+/// 1. The block stages the tile's `S + w − 1` samples as f64 in a transposed tile ([`Tile`]):
+///    the aligned 16-byte vectors inside the row with read-only vector loads (`V` per thread),
+///    row ends and border positions one by one, and zeros past the tile's last sample up to the
+///    last position a thread reads. Every read below is then an unconditional 8-byte load at
+///    the thread's index plus a constant, conflict-free, each sample converted once.
+/// 2. Thread `t` owns outputs `[16t, 16t + 16)` and cuts the positions from `16t` into blocks of
+///    `b = min(w, 16)`. Each window `[i, i + w)` is the suffix sum of `i`'s block from `i`, the
+///    whole blocks strictly between, and the prefix sum of the block of `e = i + w − 1` up to
+///    `e` (or, when `w = b` and `i` starts a block, that block alone). Per half run of 8
+///    outputs, a backward pass keeps the suffix sums in registers; a forward pass over `e`
+///    extends the prefix sum by one sample per output, restarting at block starts.
+/// 3. Whole blocks between (`w > 32`) are 16-sample chunks: their sums, one per run of the
+///    tile, go to shared memory behind one more barrier (each thread's own chunk is its first
+///    suffix sum). The chunk a window's end leaves behind joins the middle as the forward pass
+///    crosses it.
+/// 4. Outputs go through the swizzled shared stage and leave as whole 512-byte warp rows.
+///
+/// Every sum is in f64 (f32 samples and their squares are exact in it); a window's terms are
+/// added in a fixed order, so the error bound of a direct sum of `w` terms holds.
+///
+/// # Safety
+/// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
+/// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`.
+pub unsafe fn float_sliding_sum<T, S, Q, const V: usize>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
+where
+    T: WindowIn<S = f64, Q = f64>,
+    S: FromAcc<f64>,
+    Q: FromAcc<f64>,
+{
+    let span = WINDOW_BLOCK as u64 * P as u64;
+    let total_tiles = a.rows * a.n.div_ceil(span);
+    let w = a.width as usize;
+    let t = thread_idx() as usize;
+    let layout = float_sliding_layout(core::mem::size_of::<S>(), core::mem::size_of::<Q>());
+    // SAFETY: the host sized shared memory with float_sliding_layout.
+    let (tile, chunks, stage_s, stage_q) = unsafe {
+        let base: *mut u8 = dynamic_shared();
+        (
+            Tile(base as *mut f64),
+            base.add(layout.chunks) as *mut F2,
+            base.add(layout.stage_sum),
+            base.add(layout.stage_sumsq),
+        )
+    };
+    let vector_loads = (x as usize).is_multiple_of(16);
+    let b = w.min(P);
+    // For b = 16: the chunk (relative to the thread's own) that holds the first window's end.
+    let c = (w - 1) / P;
+    let middles = w > 2 * P;
+    let squares = !sumsq.is_null();
+    // Positions staged: the last thread's reads reach 16·255 + max(30, w + 14).
+    let reach = (WINDOW_BLOCK as usize - 1) * P + (w + 14).max(2 * P - 2) + 1;
+    let mut k = block_idx() as u64;
+    while k < total_tiles {
+        let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
+        // SAFETY: every thread reaches it (k is block-uniform): the previous tile's readers of
+        // the tile, chunk sums and stages are done.
+        unsafe { sync_threads() };
+        // SAFETY: the layout's tile region; reach ≤ 16 · FLOAT_TILE_RUNS (the layout's bound).
+        unsafe { tile.stage::<T, V>(&cur, x, &a, t, reach) };
+        // SAFETY: every thread reaches it.
+        unsafe { sync_threads() };
+        let run = Run(tile.0.wrapping_add(t));
+        let first = half_suffixes(run, 0, b);
+        let s0 = t * P;
+        if middles {
+            // Chunk sums of the fully staged chunks the middles read: the block's own (its first
+            // suffix sum, b = 16) and the c − 1 beyond the last thread's.
+            // SAFETY: run indices < FLOAT_TILE_RUNS (the layout's chunk region).
+            unsafe {
+                if s0 + P <= cur.len {
+                    chunks.add(t).write(first[0]);
+                }
+                let mut j = WINDOW_BLOCK as usize + t;
+                while j < WINDOW_BLOCK as usize + c - 1 && (j + 1) * P <= cur.len {
+                    let halo = Run(tile.0.wrapping_add(j));
+                    let mut chunk = F2::ZERO;
+                    crate::unroll!(P, |q| {
+                        chunk = chunk.plus(halo.at(q));
+                    });
+                    chunks.add(j).write(chunk);
+                    j += WINDOW_BLOCK as usize;
+                }
+            }
+            // SAFETY: every thread reaches it (middles is uniform).
+            unsafe { sync_threads() };
+        }
+        if s0 < cur.outputs {
+            // Forward: the prefix sum of e's block up to e, for e = w − 1 + i. Start from the
+            // block's samples before w − 1.
+            let f0 = (w - 1) / b * b;
+            let mut f = Forward {
+                acc: F2::ZERO,
+                middle: F2::ZERO,
+                phase: w - 1 - f0,
+                w,
+                b,
+            };
+            for p in f0..w - 1 {
+                f.acc = f.acc.plus(run.at(p));
+            }
+            // Whole chunks strictly between the own chunk and chunk c.
+            if middles {
+                for m in 1..c {
+                    // SAFETY: chunk t + m < t + c is fully staged (its last sample precedes the
+                    // first window's end) and was written before the barrier.
+                    f.middle = f.middle.plus(unsafe { chunks.add(t + m).read() });
+                }
+            }
+            let mut ws = StageWriter::<S, P>::new(stage_s, t);
+            let mut wq = StageWriter::<Q, P>::new(stage_q, t);
+            // SAFETY: the stages hold WINDOW_BLOCK · P values each.
+            unsafe {
+                f.half(run, 0, first, &mut ws, squares.then_some(&mut wq));
+                let second = half_suffixes(run, H, b);
+                f.half(run, H, second, &mut ws, squares.then_some(&mut wq));
+            }
+        }
+        // SAFETY: every thread reaches it.
+        unsafe { sync_threads() };
+        let o = (cur.row_start + cur.o0) as usize;
+        // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
+        unsafe {
+            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+            if squares {
+                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+            }
+        }
+        k += grid_dim() as u64;
+    }
+}
+
+/// Outputs per thread of the float sliding kernel, and the width of its chunks.
+const P: usize = SLIDING_CHUNK as usize;
+/// Outputs per half run: each half's suffix sums live in registers in turn.
+const H: usize = P / 2;
+
+/// A sample and its square in f64.
+type F2 = Sums<f64, f64>;
+
+/// The transposed f64 tile: position `16r + q` at element `q · FLOAT_TILE_RUNS + r`.
+#[derive(Clone, Copy)]
+struct Tile(*mut f64);
+
+impl Tile {
+    /// Element of tile position `p`.
+    #[inline(always)]
+    fn slot(self, p: usize) -> *mut f64 {
+        self.0.wrapping_add((p % P) * FLOAT_TILE_RUNS + p / P)
+    }
+
+    /// Stages tile positions `[0, reach)`: the samples `[0, len)` of `cur` as f64 (the aligned
+    /// in-row vectors by 16-byte loads, the rest border-mapped one by one), zeros after.
+    ///
+    /// # Safety
+    /// `reach ≤ 16 · FLOAT_TILE_RUNS`; the tile region is the layout's; `x` the kernel's input,
+    /// 16-byte aligned when `cur.vectors > 0`.
+    #[inline(always)]
+    unsafe fn stage<T: WindowIn<S = f64, Q = f64>, const V: usize>(
+        self,
+        cur: &SlidingTile,
+        x: *const T,
+        a: &RowArgs<T>,
+        t: usize,
+        reach: usize,
+    ) {
+        let lanes = 16 / core::mem::size_of::<T>();
+        // SAFETY: forwarded.
+        let pre = unsafe { cur.load_vectors::<T, V>(x, t) };
+        crate::unroll!(V, |i| {
+            let j = t + i * WINDOW_BLOCK as usize;
+            if j < cur.vectors {
+                let p0 = cur.vector_pos(j, lanes);
+                for l in 0..lanes {
+                    // SAFETY: lane l of the vector's 16 bytes; position p0 + l < len ≤ reach.
+                    unsafe {
+                        let v = (pre[i].as_ptr() as *const T).add(l).read();
+                        self.slot(p0 + l).write(v.lift().s);
+                    }
+                }
+            }
+        });
+        // Scalar positions: [0, head) and [tail, reach).
+        let (head, tail) = if cur.vectors > 0 {
+            (cur.vector_pos(0, lanes), cur.vector_pos(cur.vectors, lanes))
+        } else {
+            (cur.len, cur.len)
+        };
+        // SAFETY: the tile's row is inside the input.
+        let row = BorderedRow::new(unsafe { x.add(cur.row_start as usize) }, a.n, a.border, a.cval);
+        let scalars = head + (reach - tail.min(reach));
+        let mut j = t;
+        while j < scalars {
+            let p = if j < head { j } else { tail + (j - head) };
+            let v = if p < cur.len {
+                // SAFETY: p < len positions of the tile; the row holds n samples.
+                unsafe { row.sample(cur.first + p as i64) }.lift().s
+            } else {
+                0.0
+            };
+            // SAFETY: p < reach.
+            unsafe { self.slot(p).write(v) };
+            j += WINDOW_BLOCK as usize;
+        }
+    }
+}
+
+/// A thread's view of the tile from its run's first position (the tile plus the run index):
+/// position `p` at a constant offset from it.
+#[derive(Clone, Copy)]
+struct Run(*mut f64);
+
+impl Run {
+    /// Position `p` as `(x, x²)`.
+    #[inline(always)]
+    fn at(self, p: usize) -> F2 {
+        // SAFETY: every position a thread reads was staged (`reach`).
+        let v = unsafe { self.0.wrapping_add((p % P) * FLOAT_TILE_RUNS + p / P).read() };
+        F2 { s: v, q: v * v }
+    }
+}
+
+/// Backward over one half of a thread's run, positions `[h, h + H)`: their suffix sums in the
+/// blocks `[m·b, (m + 1)·b)` of the run, starting from the last position of the block holding
+/// `h + H − 1` (a loop, not unrolled, over the positions past the half).
+#[inline(always)]
+fn half_suffixes(run: Run, h: usize, b: usize) -> [F2; H] {
+    let mut acc = F2::ZERO;
+    let mut left = 0;
+    let mut back = |j: usize| {
+        let v = run.at(j);
+        if left == 0 {
+            acc = v;
+            left = b;
+        } else {
+            acc = acc.plus(v);
+        }
+        left -= 1;
+        acc
+    };
+    for j in (h + H..(h + H - 1) / b * b + b).rev() {
+        back(j);
+    }
+    let mut suffix = [F2::ZERO; H];
+    crate::unroll!(H, |kk| {
+        suffix[H - 1 - kk] = back(h + H - 1 - kk);
+    });
+    suffix
+}
+
+/// The forward pass of a thread's run: the prefix sum of the block of the window's end `e`, and
+/// the whole blocks between the windows' ends.
+struct Forward {
+    acc: F2,
+    middle: F2,
+    /// `e`'s position in its block.
+    phase: usize,
+    w: usize,
+    b: usize,
+}
+
+impl Forward {
+    /// Outputs `[h, h + H)` of the run from that half's suffix sums, into the stages (`wq`:
+    /// the squares', if stored). Positions past the run's outputs stage values that are never
+    /// flushed.
+    ///
+    /// # Safety
+    /// As [`StageWriter::put`].
+    #[inline(always)]
+    #[allow(unused_assignments)] // the last unrolled phase update
+    unsafe fn half<S: FromAcc<f64>, Q: FromAcc<f64>>(
+        &mut self,
+        run: Run,
+        h: usize,
+        suffix: [F2; H],
+        ws: &mut StageWriter<S, P>,
+        mut wq: Option<&mut StageWriter<Q, P>>,
+    ) {
+        let (w, b) = (self.w, self.b);
+        crate::unroll!(H, |ii| {
+            let i = h + ii;
+            let v = run.at(w - 1 + i);
+            if self.phase == 0 {
+                // e starts a block; for w > 16 the chunk just finished (c) now lies between the
+                // window's ends.
+                if i > 0 && w > P {
+                    self.middle = self.middle.plus(self.acc);
+                }
+                self.acc = v;
+            } else {
+                self.acc = self.acc.plus(v);
+            }
+            // w = b and e ends a block: the window is that block.
+            let window = if w == b && self.phase == b - 1 {
+                self.acc
+            } else {
+                suffix[ii].plus(self.middle).plus(self.acc)
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                ws.put(i, S::from_acc(window.s));
+                if let Some(wq) = &mut wq {
+                    wq.put(i, Q::from_acc(window.q));
+                }
+            }
+            self.phase += 1;
+            if self.phase == b {
+                self.phase = 0;
+            }
+        });
+    }
+}
