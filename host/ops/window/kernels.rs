@@ -38,6 +38,13 @@ macro_rules! window_table {
                 }
             }
 
+            /// The float instances' narrow-window sliding kernel's symbol.
+            pub const fn narrow_name(self) -> Option<&'static str> {
+                match self {
+                    $(WindowInstance::$inst => window_table!(@narrow $kind $inst)),*
+                }
+            }
+
             /// The integer-only fused 2D box's symbol.
             pub const fn fused_name(self) -> Option<&'static str> {
                 match self {
@@ -55,6 +62,8 @@ macro_rules! window_table {
     };
     (@sliding separable $inst:ident) => { None };
     (@sliding $kind:ident $inst:ident) => { Some(crate::window_sliding_name!($inst)) };
+    (@narrow float_rows $inst:ident) => { Some(crate::window_narrow_name!($inst)) };
+    (@narrow $kind:ident $inst:ident) => { None };
     (@fused fused $inst:ident) => { Some(crate::window_fused_name!($inst)) };
     (@fused $kind:ident $inst:ident) => { None };
     (@warp $inst:ident, $warp:literal) => { Some(crate::window_kernel_name!($inst, "warp_box")) };
@@ -74,6 +83,8 @@ unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 pub(crate) struct WindowKernels {
     pub(super) ids: Vec<[KernelId; WindowKernel::ALL.len()]>,
     pub(super) sliding: Vec<Option<KernelId>>,
+    /// The float instances' sliding kernels for windows narrower than `FLOAT_NARROW_BELOW`.
+    pub(super) narrow: Vec<Option<KernelId>>,
     pub(super) int: Vec<Option<IntKernels>>,
     /// The stream-rows box (u8 → f32), indexed by window width − 1: the word kernels, then the
     /// gathering ones (any plane).
@@ -118,6 +129,10 @@ impl Family for WindowKernels {
             .iter()
             .map(|i| i.sliding_name().map(|s| k.one(s)).transpose())
             .collect::<Result<Vec<_>>>()?;
+        let narrow = WindowInstance::ALL
+            .iter()
+            .map(|i| i.narrow_name().map(|s| k.one(s)).transpose())
+            .collect::<Result<Vec<_>>>()?;
         let int = WindowInstance::ALL
             .iter()
             .map(|i| {
@@ -135,6 +150,7 @@ impl Family for WindowKernels {
         Ok(WindowKernels {
             ids,
             sliding,
+            narrow,
             int,
             stream,
         })

@@ -81,11 +81,11 @@ use ndarray::Dimension;
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH, STREAM_BOX_ANY_NAMES,
-    STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN, STREAM_BOX_WARPS, Seg, Sums,
-    WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn, WindowKernel, float_sliding_layout,
-    fused_layout, running_shared_bytes, running_tile, sliding_layout, sliding_outputs, stream_box_reads_words,
-    stream_box_ring_bytes, warp_box_geometry,
+    BoxArgs, BoxKind, FLOAT_NARROW_BELOW, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH,
+    STREAM_BOX_ANY_NAMES, STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN,
+    STREAM_BOX_WARPS, Seg, Sums, WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn,
+    WindowKernel, float_sliding_layout, fused_layout, running_shared_bytes, running_tile, sliding_layout,
+    sliding_outputs, stream_box_reads_words, stream_box_ring_bytes, warp_box_geometry,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;

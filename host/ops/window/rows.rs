@@ -173,7 +173,10 @@ impl<T: WindowElement> RowPlan<T> {
         };
         let id = match kernel {
             RowKernel::Table(k) => kernels.ids[instance as usize][k.index()],
-            RowKernel::Sliding => kernels.sliding[instance as usize].ok_or_else(|| no_int_kernels(instance))?,
+            RowKernel::Sliding => match kernels.narrow[instance as usize] {
+                Some(narrow) if w < FLOAT_NARROW_BELOW => narrow,
+                _ => kernels.sliding[instance as usize].ok_or_else(|| no_int_kernels(instance))?,
+            },
         };
         Ok(RowPlan {
             kernel,

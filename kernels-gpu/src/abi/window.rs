@@ -849,6 +849,18 @@ macro_rules! window_sliding_name {
     };
 }
 
+/// Symbol of a float instance's sliding row kernel for windows narrower than
+/// [`FLOAT_NARROW_BELOW`] (direct sums over each thread's run).
+#[macro_export]
+macro_rules! window_narrow_name {
+    ($inst:ident) => {
+        $crate::window_kernel_name!($inst, "sliding_narrow")
+    };
+}
+
+/// Float windows narrower than this (a thread's run of outputs) take the narrow sliding kernel.
+pub const FLOAT_NARROW_BELOW: u32 = SLIDING_CHUNK;
+
 /// Symbol of the integer-only fused 2D box of an instance (its running sums subtract).
 #[macro_export]
 macro_rules! window_fused_name {
@@ -862,8 +874,8 @@ macro_rules! window_fused_name {
 /// with the integer-only kernels (the sliding row kernel and the fused 2D box: their running sums
 /// subtract), `n` the sliding kernel's launch bound and `b` the fused box's, `fused(n, b, p)` for
 /// the u8 instances, which also have the warp-prefix box (`p` its launch bound, blocks of
-/// `WARP_BOX_WARPS` warps), `float_rows(n)` for the f32 instances (the van Herk sliding row
-/// kernel, no fused box) and `separable` for the others. `blocks`, `n` and `b` are launch bounds
+/// `WARP_BOX_WARPS` warps), `float_rows(n, m)` for the float instances (the van Herk sliding
+/// row kernel and the narrow-window one, `m` its launch bound; no fused box) and `separable` for the others. `blocks`, `n` and `b` are launch bounds
 /// (resident blocks per SM the registers must allow; 256 threads, 128 for the fused box): the
 /// most that ptxas sm_90 reaches without spilling (4 at 64 registers, 3 at 80; the fused box 3 at
 /// 168, or 2 where its shared memory allows no more).
@@ -880,9 +892,9 @@ macro_rules! for_each_window_instance {
             i32_f32 => i32, f32, f32, fused(3, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
-            f32_f32 => f32, f32, f32, float_rows(2), 3;
-            f32_f64 => f32, f64, f64, float_rows(1), 3;
-            f64_f64 => f64, f64, f64, float_rows(1), 3;
+            f32_f32 => f32, f32, f32, float_rows(2, 2), 3;
+            f32_f64 => f32, f64, f64, float_rows(1, 2), 3;
+            f64_f64 => f64, f64, f64, float_rows(1, 1), 3;
         }
     };
 }

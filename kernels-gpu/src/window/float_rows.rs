@@ -33,8 +33,12 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 /// # Safety
 /// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
 /// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`.
-pub unsafe fn float_sliding_sum<T, S, Q, const V: usize>(x: *const T, sum: *mut S, sumsq: *mut Q, a: RowArgs<T>)
-where
+pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
+    x: *const T,
+    sum: *mut S,
+    sumsq: *mut Q,
+    a: RowArgs<T>,
+) where
     T: WindowIn<S = f64, Q = f64>,
     S: FromAcc<f64>,
     Q: FromAcc<f64>,
@@ -55,10 +59,6 @@ where
         )
     };
     let vector_loads = (x as usize).is_multiple_of(16);
-    let b = w.min(P);
-    // For b = 16: the chunk (relative to the thread's own) that holds the first window's end.
-    let c = (w - 1) / P;
-    let middles = w > 2 * P;
     let squares = !sumsq.is_null();
     // Positions staged: the last thread's reads reach 16·255 + max(30, w + 14).
     let reach = (WINDOW_BLOCK as usize - 1) * P + (w + 14).max(2 * P - 2) + 1;
@@ -73,6 +73,54 @@ where
         // SAFETY: every thread reaches it.
         unsafe { sync_threads() };
         let run = Run(tile.0.wrapping_add(t));
+        let s0 = t * P;
+        if NARROW {
+            if s0 < cur.outputs {
+                let mut ws = StageWriter::<S, P>::new(stage_s, t);
+                let mut wq = StageWriter::<Q, P>::new(stage_q, t);
+                // SAFETY: the stages hold WINDOW_BLOCK · P values each.
+                unsafe { narrow_run(run, w, &mut ws, squares.then_some(&mut wq)) };
+            }
+        } else {
+            // SAFETY: the tile is staged; the stages and chunks are the layout's.
+            unsafe { van_herk_run::<S, Q>(run, &cur, w, chunks, stage_s, stage_q, squares) };
+        }
+        // SAFETY: every thread reaches it.
+        unsafe { sync_threads() };
+        let o = (cur.row_start + cur.o0) as usize;
+        // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
+        unsafe {
+            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+            if squares {
+                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+            }
+        }
+        k += grid_dim() as u64;
+    }
+}
+
+/// The van Herk path of [`float_sliding_sum`] for one tile: steps 2 and 3 (any width).
+///
+/// # Safety
+/// All threads of the block call it after staging `cur` (it holds a barrier when `w > 32`);
+/// `chunks` and the stages are the layout's.
+#[inline(always)]
+unsafe fn van_herk_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
+    run: Run,
+    cur: &SlidingTile,
+    w: usize,
+    chunks: *mut F2,
+    stage_s: *mut u8,
+    stage_q: *mut u8,
+    squares: bool,
+) {
+    let t = thread_idx() as usize;
+    let b = w.min(P);
+    // For b = 16: the chunk (relative to the thread's own) that holds the first window's end.
+    let c = (w - 1) / P;
+    let middles = w > 2 * P;
+    {
+        let tile = run.0.wrapping_sub(t);
         let first = half_suffixes(run, 0, b);
         let s0 = t * P;
         if middles {
@@ -85,7 +133,7 @@ where
                 }
                 let mut j = WINDOW_BLOCK as usize + t;
                 while j < WINDOW_BLOCK as usize + c - 1 && (j + 1) * P <= cur.len {
-                    let halo = Run(tile.0.wrapping_add(j));
+                    let halo = Run(tile.wrapping_add(j));
                     let mut chunk = F2::ZERO;
                     crate::unroll!(P, |q| {
                         chunk = chunk.plus(halo.at(q));
@@ -128,17 +176,6 @@ where
                 f.half(run, H, second, &mut ws, squares.then_some(&mut wq));
             }
         }
-        // SAFETY: every thread reaches it.
-        unsafe { sync_threads() };
-        let o = (cur.row_start + cur.o0) as usize;
-        // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
-        unsafe {
-            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
-            if squares {
-                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
-            }
-        }
-        k += grid_dim() as u64;
     }
 }
 
@@ -258,6 +295,50 @@ fn half_suffixes(run: Run, h: usize, b: usize) -> [F2; H] {
         suffix[H - 1 - kk] = back(h + H - 1 - kk);
     });
     suffix
+}
+
+/// Windows narrower than a run (`w < 16`): direct sums over the run's samples, each
+/// pair of outputs `(i, i + 1)` sharing the sum of the `w − 1` samples both hold (`x_i + common`,
+/// `common + x_{i+w}`): about `w` f64 operations per output, no restarts to track. Positions
+/// past the run's outputs stage values that are never flushed.
+///
+/// # Safety
+/// As [`StageWriter::put`].
+#[inline(always)]
+unsafe fn narrow_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
+    run: Run,
+    w: usize,
+    ws: &mut StageWriter<S, P>,
+    mut wq: Option<&mut StageWriter<Q, P>>,
+) {
+    let add = |acc: F2, v: f64| F2 {
+        s: acc.s + v,
+        q: core::intrinsics::fmaf64(v, v, acc.q),
+    };
+    crate::unroll!(H, |pair| {
+        let i = 2 * pair;
+        let mut common = F2::ZERO;
+        crate::unroll!(P - 1, |kk| {
+            if kk + 1 < w {
+                common = add(common, run.at(i + 1 + kk).s);
+            }
+        });
+        let a = run.at(i).s;
+        let first = F2 {
+            s: a + common.s,
+            q: core::intrinsics::fmaf64(a, a, common.q),
+        };
+        let second = add(common, run.at(i + w).s);
+        // SAFETY: forwarded.
+        unsafe {
+            ws.put(i, S::from_acc(first.s));
+            ws.put(i + 1, S::from_acc(second.s));
+            if let Some(wq) = &mut wq {
+                wq.put(i, Q::from_acc(first.q));
+                wq.put(i + 1, Q::from_acc(second.q));
+            }
+        }
+    });
 }
 
 /// The forward pass of a thread's run: the prefix sum of the block of the window's end `e`, and

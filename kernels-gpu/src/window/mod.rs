@@ -131,12 +131,18 @@ macro_rules! window_entries {
             unsafe { super::box_fused::<$t, $s, $q, P>(x, o0, o1, a) }
         }
     };
-    (@kind float_rows $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal) => {
+    (@kind float_rows $inst:ident, $t:ty, $s:ty, $q:ty, $slide:literal, $narrow:literal) => {
         $crate::launch_bounds!($crate::window_sliding_name!($inst), 256, $slide);
         #[unsafe(export_name = $crate::window_sliding_name!($inst))]
         pub unsafe extern "ptx-kernel" fn sliding_sum(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
             const V: usize = $crate::abi::window::sliding_vectors($crate::abi::window::SLIDING_CHUNK as usize * core::mem::size_of::<$t>());
-            unsafe { super::float_sliding_sum::<$t, $s, $q, V>(x, s, q, a) }
+            unsafe { super::float_sliding_sum::<$t, $s, $q, V, false>(x, s, q, a) }
+        }
+        $crate::launch_bounds!($crate::window_narrow_name!($inst), 256, $narrow);
+        #[unsafe(export_name = $crate::window_narrow_name!($inst))]
+        pub unsafe extern "ptx-kernel" fn sliding_narrow(x: *const $t, s: *mut $s, q: *mut $q, a: RowArgs<$t>) {
+            const V: usize = $crate::abi::window::sliding_vectors($crate::abi::window::SLIDING_CHUNK as usize * core::mem::size_of::<$t>());
+            unsafe { super::float_sliding_sum::<$t, $s, $q, V, true>(x, s, q, a) }
         }
     };
     (@kind separable $inst:ident, $t:ty, $s:ty, $q:ty) => {};
