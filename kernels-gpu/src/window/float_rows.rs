@@ -264,7 +264,7 @@ impl Run {
     #[inline(always)]
     fn at(self, p: usize) -> F2 {
         // SAFETY: every position a thread reads was staged (`reach`).
-        let v = unsafe { self.0.wrapping_add((p % P) * FLOAT_TILE_RUNS + p / P).read() };
+        let v = unsafe { Tile(self.0).slot(p).read() };
         F2 { s: v, q: v * v }
     }
 }
