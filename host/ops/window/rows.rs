@@ -59,7 +59,8 @@ pub(super) fn no_int_kernels(instance: WindowInstance) -> Error {
 pub(super) enum RowKernel {
     /// One of every instance's kernels.
     Table(WindowKernel),
-    /// The sliding kernel (integers: running sums that subtract; f32: van Herk per thread).
+    /// The sliding kernels (integers: running sums that subtract; floats: van Herk per thread,
+    /// or direct sums for windows narrower than `FLOAT_NARROW_BELOW`).
     Sliding,
 }
 
