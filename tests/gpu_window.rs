@@ -276,9 +276,36 @@ fn widths(n: usize) -> Vec<usize> {
 
 fn row_trial<T: In>(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Result<(), Failed> {
     let len: usize = shape.iter().product();
+    row_trial_on::<T>(gpu, border, shape, T::random(len, seed), seed)
+}
+
+/// i32 rows whose samples lie within ±`I32_NARROW_MAX` (the range the sliding kernel slides its
+/// squares in u64), both ends included, so its tiles take the narrow path; every shape's last row
+/// (and on rows of several tiles, one tile only) holds one sample just past it, so tiles of the
+/// 128-bit path sit beside narrow ones. Against the same oracles as every row trial.
+fn row_trial_i32_narrow(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Result<(), Failed> {
+    use gpuprims::abi::window::I32_NARROW_MAX;
+    let len: usize = shape.iter().product();
+    let n = *shape.last().expect("shape");
+    let m = I32_NARROW_MAX as i32;
+    let mut g = rng(seed);
+    let mut x: Vec<i32> = (0..len)
+        .map(|k| match k % 97 {
+            0 => m,
+            1 => -m,
+            _ => g.random_range(-m..=m),
+        })
+        .collect();
+    let last_row = len - n;
+    x[last_row + n / 2] = m + 1;
+    row_trial_on::<i32>(gpu, border, shape, x, seed)
+}
+
+fn row_trial_on<T: In>(gpu: &Gpu, border: Border, shape: &[usize], data: Vec<T>, seed: u64) -> Result<(), Failed> {
+    let len: usize = shape.iter().product();
     let n = *shape.last().expect("shape");
     let rows = len / n;
-    let host = ArrayD::from_shape_vec(IxDyn(shape), T::random(len, seed)).expect("shape");
+    let host = ArrayD::from_shape_vec(IxDyn(shape), data).expect("shape");
     let flat = host.as_slice().expect("C order");
     let x = DeviceArray::upload(gpu, &host)?;
     for width in widths(n) {
@@ -957,6 +984,14 @@ pub fn trials() -> Vec<Trial> {
         )*};
     }
     per_type!(u8, u16, i32, f32, f64);
+    for (bi, border) in Border::ALL.into_iter().enumerate() {
+        for (si, shape) in ROW_SHAPES.iter().enumerate() {
+            let dims = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+            let name = format!("gpu::window::rows::i32_narrow::{}::{dims}", border.name());
+            let seed = 9000 + (bi * 16 + si) as u64;
+            t.push(gpu_trial(name, move |g| row_trial_i32_narrow(g, border, shape, seed)));
+        }
+    }
     for border in Border::ALL {
         t.push(gpu_trial(
             format!("gpu::window::boxes::u8::stream_rows_every_width::{}", border.name()),

@@ -629,6 +629,18 @@ pub const SLIDING_MAX_WIDTH: u64 = 1024;
 pub trait SlideIn: WindowIn {
     type SQ: Acc;
     fn lift_slide(self) -> Sums<Self::S, Self::SQ>;
+    /// A narrower accumulator of squares for tiles whose samples all pass
+    /// [`SlideIn::fits_narrow`]: the sliding kernel checks each staged tile (one barrier that ORs
+    /// the threads' findings) and slides such a tile in it. `SQ` itself for types without one
+    /// (`HAS_NARROW` false: no check).
+    type NQ: Acc;
+    const HAS_NARROW: bool;
+    /// Whether the sample is in the narrow accumulator's range.
+    #[inline(always)]
+    fn fits_narrow(self) -> bool {
+        false
+    }
+    fn lift_narrow(self) -> Sums<Self::S, Self::NQ>;
     /// A window's sum of squares (exact in `SQ` for windows up to
     /// [`WindowIn::FUSED_MAX_WINDOW`]) in the general accumulator.
     fn widen_sq(q: Self::SQ) -> Self::Q;
@@ -661,6 +673,12 @@ impl SlideIn for u8 {
         let v = self as u32;
         Sums { s: v, q: v * v }
     }
+    type NQ = u32;
+    const HAS_NARROW: bool = false;
+    #[inline(always)]
+    fn lift_narrow(self) -> Sums<u32, u32> {
+        self.lift_slide()
+    }
     #[inline(always)]
     fn widen_sq(q: u32) -> u64 {
         q as u64
@@ -682,6 +700,12 @@ impl SlideIn for u16 {
     fn lift_slide(self) -> Sums<u64, u64> {
         self.lift()
     }
+    type NQ = u64;
+    const HAS_NARROW: bool = false;
+    #[inline(always)]
+    fn lift_narrow(self) -> Sums<u64, u64> {
+        self.lift()
+    }
     #[inline(always)]
     fn widen_sq(q: u64) -> u64 {
         q
@@ -693,11 +717,33 @@ impl SlideIn for u16 {
     }
 }
 
+/// Largest |x| of an i32 sample whose tile slides its squares in u64 ([`SlideIn::NQ`]): a window
+/// of up to [`SLIDING_MAX_WIDTH`] such squares sums below 2^64, so the u64 sum is exact and
+/// converts as the 128-bit one does (`to_f64` of a value below 2^64 is its low word's, and f32
+/// outputs round through f64 in both) — the same outputs without 128-bit adds and conversions.
+/// Covers images and signals of up to 27 bits (24-bit audio, the tutorial's 8-bit image).
+pub const I32_NARROW_MAX: u32 = (1 << 27) - 1;
+const _: () = assert!((I32_NARROW_MAX as u128 * I32_NARROW_MAX as u128) * (SLIDING_MAX_WIDTH as u128) < 1 << 64);
+
 impl SlideIn for i32 {
     type SQ = W128;
     #[inline(always)]
     fn lift_slide(self) -> Sums<i64, W128> {
         self.lift()
+    }
+    type NQ = u64;
+    const HAS_NARROW: bool = true;
+    #[inline(always)]
+    fn fits_narrow(self) -> bool {
+        self.unsigned_abs() <= I32_NARROW_MAX
+    }
+    #[inline(always)]
+    fn lift_narrow(self) -> Sums<i64, u64> {
+        let v = self as i64;
+        Sums {
+            s: v,
+            q: (v * v) as u64,
+        }
     }
     #[inline(always)]
     fn widen_sq(q: W128) -> W128 {
@@ -893,8 +939,8 @@ macro_rules! for_each_window_instance {
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
             f32_f32 => f32, f32, f32, float_rows(2, 2), 3;
-            f32_f64 => f32, f64, f64, float_rows(1, 2), 3;
-            f64_f64 => f64, f64, f64, float_rows(1, 1), 3;
+            f32_f64 => f32, f64, f64, float_rows(2, 2), 3;
+            f64_f64 => f64, f64, f64, float_rows(2, 2), 3;
         }
     };
 }

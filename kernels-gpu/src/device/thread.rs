@@ -65,6 +65,26 @@ pub unsafe fn sync_threads() {
     unsafe { nvptx::_syncthreads() }
 }
 
+/// Block-wide barrier that also ORs a predicate over the block (`__syncthreads_or`,
+/// `bar.red.or.pred`): true for every thread when any thread passed true.
+///
+/// # Safety
+/// Every thread of the block must reach the same call (no divergent barrier).
+#[inline(always)]
+pub unsafe fn sync_threads_or(p: bool) -> bool {
+    let r: u32;
+    // SAFETY: forwarded to the caller.
+    unsafe {
+        asm!(
+            "{{ .reg .pred a, o; setp.ne.u32 a, {v}, 0; bar.red.or.pred o, 0, a; selp.u32 {r}, 1, 0, o; }}",
+            v = in(reg32) p as u32,
+            r = out(reg32) r,
+            options(nostack)
+        )
+    };
+    r != 0
+}
+
 /// Warp-wide barrier (`__syncwarp()` with a full mask). Since Volta, threads of a warp are
 /// scheduled independently: code that exchanges data through shared memory inside a warp needs
 /// this between the write and the read, or it races.

@@ -62,40 +62,39 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     let squares = !sumsq.is_null();
     // Positions staged: the last thread's reads reach 16·255 + max(30, w + 14).
     let reach = (WINDOW_BLOCK as usize - 1) * P + (w + 14).max(2 * P - 2) + 1;
-    let mut k = block_idx() as u64;
-    while k < total_tiles {
-        let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
-        // SAFETY: every thread reaches it (k is block-uniform): the previous tile's readers of
-        // the tile, chunk sums and stages are done.
-        unsafe { sync_threads() };
-        // SAFETY: the layout's tile region; reach ≤ 16 · FLOAT_TILE_RUNS (the layout's bound).
-        unsafe { tile.stage::<T, V>(&cur, x, &a, t, reach) };
-        // SAFETY: every thread reaches it.
-        unsafe { sync_threads() };
-        let run = Run(tile.0.wrapping_add(t));
-        let s0 = t * P;
-        if NARROW {
-            if s0 < cur.outputs {
-                let mut ws = StageWriter::<S, P>::new(stage_s, t);
-                let mut wq = StageWriter::<Q, P>::new(stage_q, t);
-                // SAFETY: the stages hold WINDOW_BLOCK · P values each.
-                unsafe { narrow_run(run, w, &mut ws, squares.then_some(&mut wq)) };
-            }
-        } else {
-            // SAFETY: the tile is staged; the stages and chunks are the layout's.
-            unsafe { van_herk_run::<S, Q>(run, &cur, w, chunks, stage_s, stage_q, squares) };
+    // One tile per block: the host's grid covers every tile (a loop over tiles held the
+    // registers of every tile's work live across it).
+    let k = block_idx() as u64;
+    if k >= total_tiles {
+        return;
+    }
+    let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
+    // SAFETY: the layout's tile region; reach ≤ 16 · FLOAT_TILE_RUNS (the layout's bound).
+    unsafe { tile.stage::<T, V>(&cur, x, &a, t, reach) };
+    // SAFETY: every thread reaches it.
+    unsafe { sync_threads() };
+    let run = Run(tile.0.wrapping_add(t));
+    let s0 = t * P;
+    if NARROW {
+        if s0 < cur.outputs {
+            let mut ws = StageWriter::<S, P>::new(stage_s, t);
+            let mut wq = StageWriter::<Q, P>::new(stage_q, t);
+            // SAFETY: the stages hold WINDOW_BLOCK · P values each.
+            unsafe { narrow_run(run, w, &mut ws, squares.then_some(&mut wq)) };
         }
-        // SAFETY: every thread reaches it.
-        unsafe { sync_threads() };
-        let o = (cur.row_start + cur.o0) as usize;
-        // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
-        unsafe {
-            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
-            if squares {
-                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
-            }
+    } else {
+        // SAFETY: the tile is staged; the stages and chunks are the layout's.
+        unsafe { van_herk_run::<S, Q>(run, &cur, w, chunks, stage_s, stage_q, squares) };
+    }
+    // SAFETY: every thread reaches it.
+    unsafe { sync_threads() };
+    let o = (cur.row_start + cur.o0) as usize;
+    // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
+    unsafe {
+        stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+        if squares {
+            stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
         }
-        k += grid_dim() as u64;
     }
 }
 

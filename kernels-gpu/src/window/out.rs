@@ -128,8 +128,12 @@ macro_rules! from_acc {
         }
     )*)*};
 }
+// u64 into f32 rounds through f64, as the oracle and the 128-bit accumulator do (one rounding
+// below 2^53, where every u16 sum lies; the same double rounding above it, where i32 tiles of the
+// narrow accumulator can reach).
 from_acc! {
-    f32: u32, u64, i64, f64 => |a| a as f32;
+    f32: u32, i64, f64 => |a| a as f32;
+    f32: u64 => |a: u64| a as f64 as f32;
     f32: W128 => |a: W128| a.to_f64_signed() as f32;
     f64: u32, u64, i64 => |a| a as f64;
     f64: W128 => |a: W128| a.to_f64_signed();
@@ -139,6 +143,7 @@ from_acc! {
     u64: u64 => |a| a;
     i64: i64 => |a| a;
     W128: W128 => |a| a;
+    W128: u64 => W128::from_u64;
 }
 
 /// Writes `count ≤ C` values at `p`: 16-byte stores when the whole run is written and `p` is

@@ -530,11 +530,10 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
     }
 }
 
-/// Rung 5 for integers: running sums slid by each thread. Tile `k` holds outputs
+/// Rung 5 for integers: running sums slid by each thread. Block `k` takes tile `k`, outputs
 /// `[S·k', S·k' + S)` of a row (`S = WINDOW_BLOCK · P`, `P` outputs per thread:
-/// [`sliding_outputs`]); a block loops over tiles `k, k + grid, ..` (the host launches one block
-/// per tile, which measured faster on the H100 than persistent blocks prefetching the next
-/// tile).
+/// [`sliding_outputs`]); the host launches one block per tile (which measured faster on the H100
+/// than persistent blocks prefetching the next tile).
 ///
 /// 1. The block stages the tile's `S + w − 1` samples in shared memory: the aligned 16-byte
 ///    vectors inside the row with read-only vector loads (`V` per thread, all in flight), row
@@ -546,7 +545,9 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 /// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
 ///    sums or `w/16` chunk sums — plus at most two partial ones), then slides it over its `P`
 ///    outputs, adding the entering sample and
-///    subtracting the leaving one — exact in wrapping integer arithmetic ([`SlideIn`]).
+///    subtracting the leaving one — exact in wrapping integer arithmetic ([`SlideIn`]); a tile
+///    whose samples all fit the type's narrow square accumulator (i32: |x| ≤ 2^21) slides its
+///    squares in it (u64 instead of 128 bits), checked once per tile by a barrier that ORs.
 /// 4. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
 ///    rows instead of one 16-byte piece per thread every `16·P / size` bytes.
 ///
@@ -554,7 +555,7 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 /// As [`running_sum`] (a null `sumsq` skips the squares' stores), with blocks of `WINDOW_BLOCK`
 /// and dynamic shared memory of `sliding_layout(S, w, ..).bytes`; widths up to
 /// `SLIDING_MAX_WIDTH`.
-#[allow(unused_assignments)] // the last unrolled slide
+#[inline(always)]
 pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     x: *const T,
     sum: *mut S,
@@ -564,19 +565,15 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     T: SlideIn,
     T::S: WarpShuffle,
     T::SQ: WarpShuffle,
+    T::NQ: WarpShuffle,
     S: FromAcc<T::S>,
-    Q: FromAcc<T::SQ>,
+    Q: FromAcc<T::SQ> + FromAcc<T::NQ>,
 {
     let size = core::mem::size_of::<T>();
     const { assert!((P * core::mem::size_of::<T>()).is_multiple_of(16) && P <= 16) };
     let run = (P * size) as u32;
-    // Outputs of one vector per thread skip the stage.
-    let direct = const { P == S::LANES && P == Q::LANES };
-    // Wide windows: chunk prefix sums by a block scan (O(1) per window) on long tiles only.
-    let scan = P >= 16;
     let span = WINDOW_BLOCK as u64 * P as u64;
     let total_tiles = a.rows * a.n.div_ceil(span);
-    let w = a.width as usize;
     let t = thread_idx() as usize;
     let layout = sliding_layout(
         span as u32,
@@ -591,155 +588,219 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
         let base: *mut u8 = dynamic_shared();
         (
             base,
-            base.add(layout.chunks) as *mut SlideSums<T>,
+            base.add(layout.chunks),
             base.add(layout.stage_sum),
             base.add(layout.stage_sumsq),
         )
     };
     let vector_loads = (x as usize).is_multiple_of(16);
+    let k = block_idx() as u64;
+    if k >= total_tiles {
+        return;
+    }
+    let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
+    // SAFETY: the layout's tile region.
+    unsafe { cur.stage::<T, P, V>(tile, x, &a, t) };
+    // SAFETY: every thread reaches it.
+    unsafe { sync_threads() };
+    // Tile position p's sample; shared offsets in 32-bit arithmetic (sliding_byte's layout).
+    let lead = cur.lead as u32;
+    let at = |p: usize| {
+        let b = (lead + p as u32) * size as u32;
+        // SAFETY: callers pass p < len (inside the staged tile).
+        unsafe { (tile.add((b + 4 * (b / run)) as usize) as *const T).read() }
+    };
+    let narrow = T::HAS_NARROW && {
+        let mut outside = false;
+        let mut p = t;
+        while p < cur.len {
+            outside |= !at(p).fits_narrow();
+            p += WINDOW_BLOCK as usize;
+        }
+        // SAFETY: every thread reaches it (HAS_NARROW is a constant).
+        !unsafe { sync_threads_or(outside) }
+    };
+    let out = TileOut {
+        sum,
+        sumsq,
+        stage_s,
+        stage_q,
+    };
+    // SAFETY: the staged tile; the layout's chunk and stage regions (sized for the wider
+    // accumulators).
+    unsafe {
+        if narrow {
+            slide_tile::<T, T::NQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_narrow())
+        } else {
+            slide_tile::<T, T::SQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_slide())
+        }
+    };
+}
+
+/// A tile's outputs and the shared stages they pass through.
+#[derive(Clone, Copy)]
+struct TileOut<S, Q> {
+    sum: *mut S,
+    sumsq: *mut Q,
+    stage_s: *mut u8,
+    stage_q: *mut u8,
+}
+
+/// Steps 2–4 of [`sliding_sum`] for one staged tile, its squares summed in `SQ`; `elem(p)` lifts
+/// the tile's sample at position `p`.
+///
+/// # Safety
+/// Called by every thread of the block after the tile was staged (and synced); `chunks` and the
+/// stages are [`sliding_sum`]'s shared regions, sized for `Sums<T::S, SQ>`.
+#[inline(always)]
+#[allow(unused_assignments)] // the last unrolled slide
+unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
+    cur: &SlidingTile,
+    a: &RowArgs<T>,
+    chunks: *mut Sums<T::S, SQ>,
+    out: TileOut<S, Q>,
+    elem: impl Fn(usize) -> Sums<T::S, SQ>,
+) where
+    T: SlideIn,
+    T::S: WarpShuffle,
+    SQ: Acc + WarpShuffle,
+    S: FromAcc<T::S>,
+    Q: FromAcc<SQ>,
+{
+    let TileOut {
+        sum,
+        sumsq,
+        stage_s,
+        stage_q,
+    } = out;
+    // Outputs of one vector per thread skip the stage.
+    let direct = const { P == S::LANES && P == Q::LANES };
+    // Wide windows: chunk prefix sums by a block scan (O(1) per window) on long tiles only.
+    let scan = P >= 16;
+    let (w, t) = (a.width as usize, thread_idx() as usize);
     let chunk = SLIDING_CHUNK as usize;
     let wide = w > SLIDING_DIRECT_MAX as usize;
-    let mut k = block_idx() as u64;
-    while k < total_tiles {
-        let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
-        // SAFETY: every thread reaches it (k is block-uniform): the previous tile's readers of
-        // the tile, chunk sums and stages are done.
-        unsafe { sync_threads() };
-        // SAFETY: the layout's tile region.
-        unsafe { cur.stage::<T, P, V>(tile, x, &a, t) };
-        // SAFETY: every thread reaches it.
-        unsafe { sync_threads() };
-        let lead = cur.lead as u32;
-        let len = cur.len;
-        // Shared offsets in 32-bit arithmetic (sliding_byte's layout).
-        let elem = |p: usize| {
-            let b = (lead + p as u32) * size as u32;
-            // SAFETY: callers pass p < len (inside the staged tile).
-            unsafe { (tile.add((b + 4 * (b / run)) as usize) as *const T).read() }.lift_slide()
+    let len = cur.len;
+    if wide {
+        // Long tiles: prefix[c], the sums of chunks 0..c (16 tile positions each). Thread t
+        // sums chunks 2t and 2t + 1; a block scan of those pairs gives every prefix.
+        let n_chunks = len.div_ceil(chunk);
+        let chunk_sum = |j: usize| {
+            let mut acc = Sums::<T::S, SQ>::ZERO;
+            if j < n_chunks {
+                for p in j * chunk..(j * chunk + chunk).min(len) {
+                    acc = acc.plus(elem(p));
+                }
+            }
+            acc
         };
-        if wide {
-            // Long tiles: prefix[c], the sums of chunks 0..c (16 tile positions each). Thread t
-            // sums chunks 2t and 2t + 1; a block scan of those pairs gives every prefix.
-            let n_chunks = len.div_ceil(chunk);
-            let chunk_sum = |j: usize| {
-                let mut acc = SlideSums::<T>::ZERO;
-                if j < n_chunks {
-                    for p in j * chunk..(j * chunk + chunk).min(len) {
-                        acc = acc.plus(elem(p));
-                    }
-                }
-                acc
-            };
-            if !scan {
-                // Short tiles (P < 16): a block scan per tile costs more than it saves; each
-                // chunk's own sum instead, summed per window below.
-                let mut j = t;
-                while j < n_chunks {
-                    // SAFETY: j < n_chunks slots of the chunk region.
-                    unsafe { chunks.add(j).write(chunk_sum(j)) };
-                    j += WINDOW_BLOCK as usize;
-                }
-            }
-            let (a0, a1) = if scan {
-                (chunk_sum(2 * t), chunk_sum(2 * t + 1))
-            } else {
-                (SlideSums::<T>::ZERO, SlideSums::<T>::ZERO)
-            };
-            let pair = Seg {
-                value: a0.plus(a1),
-                reset: 0,
-            };
-            if scan {
-                // SAFETY: every thread calls it (scan is uniform); the stage is free until the
-                // outputs are staged (the scan's last barrier precedes any stage write).
-                let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<T::S, T::SQ>) };
-                // SAFETY: 2t + 1 ≤ n_chunks + 1 slots of the chunk region (layout).
-                unsafe {
-                    if 2 * t <= n_chunks {
-                        chunks.add(2 * t).write(before.value);
-                    }
-                    if 2 * t < n_chunks {
-                        chunks.add(2 * t + 1).write(before.value.plus(a0));
-                    }
-                }
-            }
-            // SAFETY: every thread reaches it (wide is uniform).
-            unsafe { sync_threads() };
-        }
-        let s0 = t * P;
-        let squares = !sumsq.is_null();
-        let o = (cur.row_start + cur.o0) as usize;
-        if s0 < cur.outputs {
-            let count = (cur.outputs - s0).min(P);
-            // The first window [s0, s0 + w).
-            let mut acc = SlideSums::<T>::ZERO;
-            if wide {
-                // Whole chunks from two prefix sums (w > 32 spans at least one), then the partial
-                // chunks at both ends.
-                let c_first = s0.div_ceil(chunk);
-                let c_end = (s0 + w) / chunk;
-                if scan {
-                    // SAFETY: c_first ≤ c_end ≤ n_chunks, written before the barrier.
-                    acc = unsafe { chunks.add(c_end).read().minus(chunks.add(c_first).read()) };
-                } else {
-                    for c in c_first..c_end {
-                        // SAFETY: chunk sums written before the barrier.
-                        acc = acc.plus(unsafe { chunks.add(c).read() });
-                    }
-                }
-                for p in s0..c_first * chunk {
-                    acc = acc.plus(elem(p));
-                }
-                for p in c_end * chunk..s0 + w {
-                    acc = acc.plus(elem(p));
-                }
-            } else {
-                for p in s0..s0 + w {
-                    acc = acc.plus(elem(p));
-                }
-            }
-            let step = |c: usize| elem(s0 + c + w).minus(elem(s0 + c));
-            if direct {
-                // One 16-byte vector per thread and output: the stores already coalesce.
-                let mut vs = [S::ZERO; P];
-                let mut vq = [Q::ZERO; P];
-                slide_run::<_, _, P>(acc, count, step, |c, v| {
-                    vs[c] = S::from_acc(v.s);
-                    vq[c] = Q::from_acc(v.q);
-                });
-                // SAFETY: outputs o + s0 .. o + s0 + count lie in the tile's row.
-                unsafe {
-                    store_run(sum.add(o + s0), &vs, count);
-                    if squares {
-                        store_run(sumsq.add(o + s0), &vq, count);
-                    }
-                }
-            } else {
-                let mut ws = StageWriter::<S, P>::new(stage_s, t);
-                let mut wq = StageWriter::<Q, P>::new(stage_q, t);
-                // Positions past `count` stage stale values that are never flushed.
-                // SAFETY: the stages hold WINDOW_BLOCK · P values each.
-                slide_run::<_, _, P>(acc, count, step, |c, v| unsafe {
-                    ws.put(c, S::from_acc(v.s));
-                    if squares {
-                        wq.put(c, Q::from_acc(v.q));
-                    }
-                });
+        if !scan {
+            // Short tiles (P < 16): a block scan per tile costs more than it saves; each
+            // chunk's own sum instead, summed per window below.
+            let mut j = t;
+            while j < n_chunks {
+                // SAFETY: j < n_chunks slots of the chunk region.
+                unsafe { chunks.add(j).write(chunk_sum(j)) };
+                j += WINDOW_BLOCK as usize;
             }
         }
-        if direct {
-            k += grid_dim() as u64;
-            continue;
+        let (a0, a1) = if scan {
+            (chunk_sum(2 * t), chunk_sum(2 * t + 1))
+        } else {
+            (Sums::<T::S, SQ>::ZERO, Sums::<T::S, SQ>::ZERO)
+        };
+        let pair = Seg {
+            value: a0.plus(a1),
+            reset: 0,
+        };
+        if scan {
+            // SAFETY: every thread calls it (scan is uniform); the stage is free until the
+            // outputs are staged (the scan's last barrier precedes any stage write).
+            let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<T::S, SQ>) };
+            // SAFETY: 2t + 1 ≤ n_chunks + 1 slots of the chunk region (layout).
+            unsafe {
+                if 2 * t <= n_chunks {
+                    chunks.add(2 * t).write(before.value);
+                }
+                if 2 * t < n_chunks {
+                    chunks.add(2 * t + 1).write(before.value.plus(a0));
+                }
+            }
         }
-        // SAFETY: every thread reaches it.
+        // SAFETY: every thread reaches it (wide is uniform).
         unsafe { sync_threads() };
-        // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
-        unsafe {
-            stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
-            if !sumsq.is_null() {
-                stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+    }
+    let s0 = t * P;
+    let squares = !sumsq.is_null();
+    let o = (cur.row_start + cur.o0) as usize;
+    if s0 < cur.outputs {
+        let count = (cur.outputs - s0).min(P);
+        // The first window [s0, s0 + w).
+        let mut acc = Sums::<T::S, SQ>::ZERO;
+        if wide {
+            // Whole chunks from two prefix sums (w > 32 spans at least one), then the partial
+            // chunks at both ends.
+            let c_first = s0.div_ceil(chunk);
+            let c_end = (s0 + w) / chunk;
+            if scan {
+                // SAFETY: c_first ≤ c_end ≤ n_chunks, written before the barrier.
+                acc = unsafe { chunks.add(c_end).read().minus(chunks.add(c_first).read()) };
+            } else {
+                for c in c_first..c_end {
+                    // SAFETY: chunk sums written before the barrier.
+                    acc = acc.plus(unsafe { chunks.add(c).read() });
+                }
+            }
+            for p in s0..c_first * chunk {
+                acc = acc.plus(elem(p));
+            }
+            for p in c_end * chunk..s0 + w {
+                acc = acc.plus(elem(p));
+            }
+        } else {
+            for p in s0..s0 + w {
+                acc = acc.plus(elem(p));
             }
         }
-        k += grid_dim() as u64;
+        let step = |c: usize| elem(s0 + c + w).minus(elem(s0 + c));
+        if direct {
+            // One 16-byte vector per thread and output: the stores already coalesce.
+            let mut vs = [S::ZERO; P];
+            let mut vq = [Q::ZERO; P];
+            slide_run::<_, _, P>(acc, count, step, |c, v| {
+                vs[c] = S::from_acc(v.s);
+                vq[c] = Q::from_acc(v.q);
+            });
+            // SAFETY: outputs o + s0 .. o + s0 + count lie in the tile's row.
+            unsafe {
+                store_run(sum.add(o + s0), &vs, count);
+                if squares {
+                    store_run(sumsq.add(o + s0), &vq, count);
+                }
+            }
+        } else {
+            let mut ws = StageWriter::<S, P>::new(stage_s, t);
+            let mut wq = StageWriter::<Q, P>::new(stage_q, t);
+            // Positions past `count` stage stale values that are never flushed.
+            // SAFETY: the stages hold WINDOW_BLOCK · P values each.
+            slide_run::<_, _, P>(acc, count, step, |c, v| unsafe {
+                ws.put(c, S::from_acc(v.s));
+                if squares {
+                    wq.put(c, Q::from_acc(v.q));
+                }
+            });
+        }
+    }
+    if direct {
+        return;
+    }
+    // SAFETY: every thread reaches it.
+    unsafe { sync_threads() };
+    // SAFETY: outputs o .. o + outputs lie in the tile's row; the stages were filled above.
+    unsafe {
+        stage_flush::<S, P>(stage_s, sum.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+        if !sumsq.is_null() {
+            stage_flush::<Q, P>(stage_q, sumsq.add(o), cur.outputs, t, WINDOW_BLOCK as usize);
+        }
     }
 }
