@@ -83,15 +83,27 @@ pub struct Span {
 }
 
 impl Span {
-    /// Positions covered (step 1 spans only: average pooling has no dilation).
+    /// The window's extent along this axis (step 1 spans only: average pooling has no dilation).
     #[inline(always)]
-    fn len(&self) -> i64 {
-        if self.end > self.start {
+    fn extent(&self) -> Extent {
+        let len = if self.end > self.start {
             self.end - self.start
         } else {
             0
+        };
+        Extent {
+            len: len as u32,
+            padded: self.padded as u32,
         }
     }
+}
+
+/// A window's extent along one axis, what average pooling divides by: its in-plane samples and
+/// its length clipped to the padded axis (each at most the kernel's size).
+#[derive(Clone, Copy)]
+pub struct Extent {
+    len: u32,
+    padded: u32,
 }
 
 /// A pooling reduction: its window along one axis, and how it folds samples into an accumulator.
@@ -104,7 +116,7 @@ pub trait PoolOp<T> {
     /// Folds in sample `v` at flat in-plane index `index`.
     fn take(acc: &mut Self::Acc, v: T, index: u32);
     /// The output and its index from the accumulator of a `rows × cols` window.
-    fn finish(acc: Self::Acc, a: &PoolArgs, rows: &Span, cols: &Span) -> (T, u32);
+    fn finish(acc: Self::Acc, a: &PoolArgs, rows: Extent, cols: Extent) -> (T, u32);
 }
 
 /// Max pooling: PyTorch's `v > max || isnan(v)` rule (`abi::pool::MaxAcc`).
@@ -133,7 +145,7 @@ impl<T: PoolValue> PoolOp<T> for Max {
         acc.take(v, index)
     }
     #[inline(always)]
-    fn finish(acc: MaxAcc<T>, _: &PoolArgs, _: &Span, _: &Span) -> (T, u32) {
+    fn finish(acc: MaxAcc<T>, _: &PoolArgs, _: Extent, _: Extent) -> (T, u32) {
         (acc.value, acc.index)
     }
 }
@@ -159,12 +171,15 @@ impl<T: AvgValue> PoolOp<T> for Avg {
         *acc = acc.add(v)
     }
     #[inline(always)]
-    fn finish(sum: T, a: &PoolArgs, rows: &Span, cols: &Span) -> (T, u32) {
-        let (r, c) = (rows.len(), cols.len());
-        if r == 0 || c == 0 {
+    fn finish(sum: T, a: &PoolArgs, rows: Extent, cols: Extent) -> (T, u32) {
+        if rows.len == 0 || cols.len == 0 {
             return (T::ZERO, 0); // PyTorch writes 0 for a window with no sample
         }
-        (sum.div_count(avg_divisor(a, r, c, rows.padded * cols.padded)), 0)
+        let (r, c) = (rows.len as i64, cols.len as i64);
+        (
+            sum.div_count(avg_divisor(a, r, c, rows.padded as i64 * cols.padded as i64)),
+            0,
+        )
     }
 }
 
@@ -254,7 +269,7 @@ pub unsafe fn pool_one<T: PoolIn, R: PoolOp<T>>(src: impl Source<T>, y: *mut T, 
         }
         row += rows.step;
     }
-    let (v, index) = R::finish(acc, a, &rows, &cols);
+    let (v, index) = R::finish(acc, a, rows.extent(), cols.extent());
     let o = (plane * a.oh as u64 + oy as u64) * a.ow as u64 + ox as u64;
     // SAFETY: o < plane_end · oh · ow, which the caller's buffers hold.
     unsafe {
@@ -320,12 +335,7 @@ unsafe fn pool_vectorized<T: PoolIn, R: PoolOp<T>, const P: usize, const INDEXED
     };
     let rows = R::span(oy, a.sh, a.ph, a.kh, a.dh, a.h);
     let col0 = c * lanes;
-    let cols = Span {
-        start: 0,
-        end: kw as i64,
-        step: 1,
-        padded: kw as i64,
-    };
+    let cols = Extent { len: kw, padded: kw };
     let first_row = rows.start as u32 * a.w + col0;
     let mut acc = [R::begin(0); P];
     if INDEXED {
@@ -362,7 +372,7 @@ unsafe fn pool_vectorized<T: PoolIn, R: PoolOp<T>, const P: usize, const INDEXED
     let mut out = [T::LOWEST; P];
     let mut index = [0u32; P];
     crate::unroll!(P, |j| {
-        (out[j], index[j]) = R::finish(acc[j], a, &rows, &cols);
+        (out[j], index[j]) = R::finish(acc[j], a, rows.extent(), cols);
     });
     let o = ((plane * a.oh as u64 + oy as u64) * a.ow as u64 + c as u64 * P as u64) as usize;
     // SAFETY: the P outputs are inside the output row, aligned to P · size (see the contract).
@@ -434,29 +444,35 @@ unsafe fn pool_vectorized3<
         return;
     };
     let rows = R::span(oy, a.sh, a.ph, a.kh, a.dh, a.h);
-    let col0 = c as i64 * lanes as i64;
-    // Each output's columns, and the vector-relative range of its in-plane taps.
-    let mut cols = [Span {
-        start: 0,
-        end: 0,
-        step: 1,
-        padded: 0,
-    }; P];
-    let mut lo = [0i64; P];
-    let mut hi = [0i64; P];
+    let col0 = c * lanes as u32;
+    // The elements just before and after the vector, the only taps that can fall outside the row
+    // (`w` is a multiple of the lanes), lie in it unless the vector starts or ends the row.
+    let sides = Sides {
+        lanes: lanes as i32,
+        left: col0 > 0,
+        right: col0 + (lanes as u32) < a.w,
+    };
+    let tap = |j: usize, k: usize| (j * SW + k) as i32 - PW as i32;
+    // Each output's columns: its in-row taps, and with the padding column before the row (the
+    // only padded tap a window reaches: the last one ends inside the row for PW = 1) its padded
+    // length. 32-bit counts, no spans: the average's divisor costs a few integer operations.
+    let mut cols = [Extent { len: 0, padded: 0 }; P];
     crate::unroll!(P, |j| {
-        cols[j] = R::span(c * P as u32 + j as u32, SW as u32, PW as u32, 3, 1, a.w);
-        lo[j] = cols[j].start - col0;
-        hi[j] = cols[j].end - col0;
+        crate::unroll!(3, |k| {
+            let inside = sides.holds(tap(j, k));
+            cols[j].len += inside as u32;
+            cols[j].padded += (inside || tap(j, k) < 0) as u32;
+        });
     });
     let mut acc = [R::begin(0); P];
     if INDEXED {
         crate::unroll!(P, |j| {
-            acc[j] = R::begin((rows.start * a.w as i64 + cols[j].start) as u32);
+            // Only the first tap can lie before the row.
+            let first = tap(j, 0) + !sides.holds(tap(j, 0)) as i32;
+            acc[j] = R::begin(rows.start as u32 * a.w + col0.wrapping_add_signed(first));
         });
     }
     let base = plane * a.h as u64 * a.w as u64;
-    let (left, right) = (col0 > 0, col0 + (lanes as i64) < a.w as i64);
     let mut row = rows.start;
     while row < rows.end {
         let at = base + row as u64 * a.w as u64 + col0 as u64;
@@ -466,10 +482,10 @@ unsafe fn pool_vectorized3<
         // the side elements are read only when inside the row.
         unsafe {
             let words = load_nc_v4(x.add(at as usize).cast());
-            if PW == 1 && left {
+            if PW == 1 && sides.left {
                 e[0] = T::read_only(x.add(at as usize - 1));
             }
-            if SW + PW <= 2 && right {
+            if SW + PW <= 2 && sides.right {
                 e[lanes + 1] = T::read_only(x.add(at as usize + lanes));
             }
             let mut k = 1;
@@ -478,36 +494,72 @@ unsafe fn pool_vectorized3<
                 k += 1;
             });
         }
-        let index0 = row as u32 * a.w;
+        let index0 = row as u32 * a.w + col0;
         crate::unroll!(P, |j| {
-            crate::unroll!(3, |t| {
-                let tap = (j * SW + t) as i64 - PW as i64;
-                if tap >= lo[j] && tap < hi[j] {
-                    let col = (col0 + tap) as u32;
-                    R::take(
-                        &mut acc[j],
-                        e[(tap + 1) as usize],
-                        if INDEXED { index0 + col } else { 0 },
-                    );
+            crate::unroll!(3, |k| {
+                let t = tap(j, k);
+                if sides.holds(t) {
+                    let index = if INDEXED { index0.wrapping_add_signed(t) } else { 0 };
+                    R::take(&mut acc[j], e[(t + 1) as usize], index);
                 }
             });
         });
         row += rows.step;
     }
     let o = (plane * a.oh as u64 + oy as u64) * a.ow as u64;
+    let first = (o + c as u64 * P as u64) as usize;
+    let mut out = [T::LOWEST; P];
+    let mut index = [0u32; P];
     crate::unroll!(P, |j| {
-        let ox = c as u64 * P as u64 + j as u64;
-        if ox < a.ow as u64 {
-            let (v, index) = R::finish(acc[j], a, &rows, &cols[j]);
-            // SAFETY: output ox of the row, inside the caller's buffers.
-            unsafe {
-                *y.add((o + ox) as usize) = v;
-                if INDEXED {
-                    *idx.add((o + ox) as usize) = index as i64;
+        (out[j], index[j]) = R::finish(acc[j], a, rows.extent(), cols[j]);
+    });
+    // The P outputs as one store (the indices as 16-byte stores) where all lie in the row and
+    // the address is aligned to their width: a warp then writes its outputs with one contiguous
+    // store instead of P strided ones.
+    let whole = c * P as u32 + P as u32 <= a.ow;
+    let (packed, indices16) = (
+        whole && (y.wrapping_add(first) as usize).is_multiple_of(P * size_of::<T>()),
+        whole && P.is_multiple_of(2) && (idx.wrapping_add(first) as usize).is_multiple_of(16),
+    );
+    // SAFETY: the outputs first .. first + P of the row that are < ow, inside the caller's
+    // buffers; the packed stores only when all P are and aligned to their width.
+    unsafe {
+        if packed {
+            store_packed(y.add(first), &out);
+        }
+        if INDEXED && indices16 {
+            crate::unroll!(P / 2, |k| {
+                let pair = [index[2 * k], 0, index[2 * k + 1], 0];
+                store_v4(idx.add(first + 2 * k) as *mut [u32; 4], pair);
+            });
+        }
+        crate::unroll!(P, |j| {
+            if c * P as u32 + (j as u32) < a.ow {
+                if !packed {
+                    *y.add(first + j) = out[j];
+                }
+                if INDEXED && !indices16 {
+                    *idx.add(first + j) = index[j] as i64;
                 }
             }
-        }
-    });
+        });
+    }
+}
+
+/// Which vector-relative taps of a row lie in it: those of the vector, the one before it unless
+/// the vector starts the row, the one after it unless the vector ends it.
+#[derive(Clone, Copy)]
+struct Sides {
+    lanes: i32,
+    left: bool,
+    right: bool,
+}
+
+impl Sides {
+    #[inline(always)]
+    fn holds(&self, tap: i32) -> bool {
+        (tap >= 0 || self.left) && (tap < self.lanes || self.right)
+    }
 }
 
 /// The 3-wide overlapping vectorized kernel for the launch's stride and padding (`pool_vectorized3`).
@@ -760,7 +812,7 @@ pub unsafe fn shared_tile<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
                 index += drow;
             }
         }
-        let (v, index) = R::finish(acc, a, &rows, &cols);
+        let (v, index) = R::finish(acc, a, rows.extent(), cols.extent());
         let out = (g.plane * a.oh as u64 + oy as u64) * a.ow as u64 + ox as u64;
         // SAFETY: out < plane_end · oh · ow, which the caller's buffers hold.
         unsafe {
