@@ -550,8 +550,8 @@ where
     Ok(())
 }
 
-/// Row windows of i32 (the tutorial's int image, W11), u16 and f32 images of `side²` into two f32
-/// images, through the running sums and `Auto`.
+/// Row windows of i32 (the tutorial's int image, W11; and samples of ±2^30, the 128-bit squares'
+/// path), u16 and f32 images of `side²` into two f32 images, through the running sums and `Auto`.
 fn window_types(
     gpu: &Gpu,
     side: usize,
@@ -568,6 +568,20 @@ fn window_types(
         copy,
         "window_sum_sumsq i32→f32",
         v,
+        record,
+    )?;
+    // Samples past ±2^21, which the sliding kernel's tiles sum in 128 bits (`I32_NARROW_MAX`).
+    let wide: Vec<i32> = support::image::<i32>(n, seed)
+        .into_iter()
+        .map(|v| (v - 128) << 23)
+        .collect();
+    window_rows(
+        gpu,
+        &wide,
+        side,
+        copy,
+        "window_sum_sumsq i32→f32 (±2^30)",
+        &variants[1..],
         record,
     )?;
     window_rows(
@@ -657,6 +671,23 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
     head.enqueue(gpu, &x, &mut g)?;
     tail.enqueue(gpu, &g, &mut y)?;
     let points_ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
+    // The chain ending in the gradient magnitude (f32 out: 5 bytes per pixel fused), checked bit
+    // for bit against `Gpu::sobel_magnitude` of the dilation run one by one (still in `d`).
+    let magnitude = ChainPlan::new(
+        gpu,
+        shape,
+        &Chain::new().gaussian3x3().dilate((3, 3)).sobel_magnitude(),
+        border,
+    )?;
+    // SAFETY: plain data, poisoned, then written in full by each launch.
+    let mut my = unsafe { gpu.stream().alloc::<f32>(n)? };
+    gpu.poison(&mut my)?;
+    let t_magnitude = time(&mut || magnitude.enqueue(gpu, &x, &mut my))?;
+    let dilated = ndarray::Array3::from_shape_vec((planes, side, side), gpu.stream().clone_dtoh(&d)?)
+        .expect("planes × side² pixels");
+    let want = gpu.sobel_magnitude(&dilated, border)?;
+    let got = gpu.stream().clone_dtoh(&my)?;
+    let magnitude_ok = want.iter().map(|v| v.to_bits()).eq(got.iter().map(|v| v.to_bits()));
     let row = |variant: &str, us: f64, bytes_per_px: usize, note: String| Row {
         family: "chain gauss→dilate→sobel",
         variant: variant.into(),
@@ -689,6 +720,15 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
                 t_points,
                 3,
                 format!("{:+.2} µs for the two point steps", t_points - t_fused),
+            )
+        },
+        Row {
+            ok: magnitude_ok,
+            ..row(
+                "fused, ending in sobel_magnitude (f32)",
+                t_magnitude,
+                5,
+                format!("{:.2}× the Sobel-ending chain fused", t_magnitude / t_fused),
             )
         },
     ])
