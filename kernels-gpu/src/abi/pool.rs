@@ -183,16 +183,7 @@ macro_rules! avg_value {
             fn add(self, o: $t) -> $t { self + o }
             #[inline(always)]
             fn div_count(self, d: i64) -> $t {
-                // A power-of-two divisor (every full window of 2 × 2, 4 × 4, …) is a multiply by
-                // its exact reciprocal: the same correctly rounded result as the division, without
-                // the division's instruction sequence.
-                let m = d.unsigned_abs();
-                if m.is_power_of_two() && m <= 1 << 60 {
-                    let r = 1.0 / m as $t;
-                    self * if d < 0 { -r } else { r }
-                } else {
-                    self / d as $t
-                }
+                self / d as $t
             }
         }
     )*};
