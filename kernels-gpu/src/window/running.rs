@@ -546,7 +546,7 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 ///    sums or `w/16` chunk sums — plus at most two partial ones), then slides it over its `P`
 ///    outputs, adding the entering sample and
 ///    subtracting the leaving one — exact in wrapping integer arithmetic ([`SlideIn`]); a tile
-///    whose samples all fit the type's narrow square accumulator (i32: |x| ≤ 2^21) slides its
+///    whose samples all fit the type's narrow square accumulator (i32: |x| < 2^27) slides its
 ///    squares in it (u64 instead of 128 bits), checked once per tile by a barrier that ORs.
 /// 4. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
 ///    rows instead of one 16-byte piece per thread every `16·P / size` bytes.
