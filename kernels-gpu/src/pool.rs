@@ -343,12 +343,13 @@ unsafe fn pool_vectorized<T: PoolIn, R: PoolOp<T>, const P: usize, const INDEXED
             acc[j] = R::begin(first_row + j as u32 * kw);
         });
     }
-    let base = plane * a.h as u64 * a.w as u64;
-    let row_vector = |row: i64| {
-        let at = row as u32 * a.w + col0;
+    // The plane's first element once; the rows in 32 bits (in-plane positions: h · w < 2^32).
+    let xp = x.wrapping_add((plane * a.h as u64 * a.w as u64) as usize);
+    let row_vector = |row: u32| {
+        let at = row * a.w + col0;
         // SAFETY: the vector lies inside row `row` (w is a multiple of lanes) and is 16-byte
         // aligned (the buffer is, and so is every row start).
-        (at, unsafe { load_nc_v4(x.add((base + at as u64) as usize).cast()) })
+        (at, unsafe { load_nc_v4(xp.add(at as usize).cast()) })
     };
     let mut fold = |(at, words): (u32, [u32; 4])| {
         let mut lane = 0u32;
@@ -359,14 +360,15 @@ unsafe fn pool_vectorized<T: PoolIn, R: PoolOp<T>, const P: usize, const INDEXED
         });
     };
     // Two rows per step: both loads are in flight before either is folded in.
-    let mut row = rows.start;
-    while row + rows.step < rows.end {
-        let (first, second) = (row_vector(row), row_vector(row + rows.step));
+    let (end, step) = (rows.end.max(rows.start) as u32, rows.step as u32);
+    let mut row = rows.start as u32;
+    while row + step < end {
+        let (first, second) = (row_vector(row), row_vector(row + step));
         fold(first);
         fold(second);
-        row += 2 * rows.step;
+        row += 2 * step;
     }
-    if row < rows.end {
+    if row < end {
         fold(row_vector(row));
     }
     let mut out = [T::LOWEST; P];
