@@ -417,11 +417,14 @@ pub unsafe fn vectorized<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
 
 /// `P = lanes / SW` outputs per thread for 3-wide windows without dilation at stride `SW` whose
 /// horizontal padding `PW ≤ 1` keeps every tap within one element of the thread's 16-byte vector
-/// (the host runs stride 2: 3 × 3 stride 2 padding 1 is ResNet's pooling). Thread `t` takes vector column `c` of
-/// output row `oy` as the vectorized kernel does; per window row it loads that vector with
-/// `ld.global.nc.v4` and the one element on each side its windows reach with scalar loads (L1
-/// hits: the neighbouring threads' vectors hold them), then folds the taps of each output in
-/// row-major order, so ties, NaN and the average's summation order are the one-output rungs'.
+/// (the host runs stride 2: 3 × 3 stride 2 padding 1 is ResNet's pooling). Thread `t` takes
+/// vector column `c` of output row `oy` as the vectorized kernel does; per window row it loads
+/// that vector with `ld.global.nc.v4` and the one element on each side its windows reach with
+/// scalar loads (L1 hits: the neighbouring threads' vectors hold them), then folds the taps of
+/// each output in row-major order, so ties, NaN and the average's summation order are the
+/// one-output rungs'. Which taps lie in the row follows from two flags ([`Sides`]), the
+/// average's counts are 32-bit ([`Extent`]), and the `P` outputs (and indices) leave as one store
+/// where they are whole and aligned.
 ///
 /// # Safety
 /// As [`pool_one`]; additionally `w` is a multiple of the vector's lanes, `kw = 3`, `dw = 1`,
