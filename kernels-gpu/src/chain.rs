@@ -363,6 +363,51 @@ impl Iterator for Units {
     }
 }
 
+/// What a u8 step computes on one unit (first output row `r0`, word column `j`), as the unit's
+/// output words. One implementation per step kind and window, so each has its own unit loop
+/// ([`run_units`]) and no unit pays the dispatch.
+trait UnitStep {
+    /// # Safety
+    /// As [`unit_rows`].
+    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R];
+}
+
+/// The 3 × 3 Gaussian.
+struct GaussUnit;
+
+impl UnitStep for GaussUnit {
+    #[inline(always)]
+    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
+        // SAFETY: forwarded.
+        unsafe { linear_unit::<Gauss121<u8, u8>>(src, r0, j) }.map(|row| row.map(|o| o[0]))
+    }
+}
+
+/// A point step alone: its words unchanged (its table is applied as every step's is).
+struct CopyUnit;
+
+impl UnitStep for CopyUnit {
+    #[inline(always)]
+    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
+        // SAFETY: forwarded.
+        unsafe { copy_unit(src, r0, j) }
+    }
+}
+
+/// Dilation (`flip` 0) or erosion (`flip` all ones) of `kh × KW`, reach `K` down.
+struct MorphUnit<const K: usize, const KW: usize> {
+    kh: u32,
+    flip: u32,
+}
+
+impl<const K: usize, const KW: usize> UnitStep for MorphUnit<K, KW> {
+    #[inline(always)]
+    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
+        // SAFETY: forwarded.
+        unsafe { morph_unit::<K, KW>(src, r0, j, self.kh, self.flip) }
+    }
+}
+
 /// A u8 step over the region rows `[y0, y1)` × word columns `[j0, j1)`, from `src` into `dst`.
 ///
 /// Its outputs go through the step's table (`s.table`, of `tables`) if it has one: the point
@@ -373,108 +418,156 @@ impl Iterator for Units {
 /// the step's table.
 #[inline(always)]
 unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 4], tables: *const u8) {
-    let y1 = region[1];
-    let kind = s.kind;
-    let lut = tables.wrapping_add((s.table.max(1) - 1) as usize * CHAIN_LUT_BYTES as usize);
-    for (j, r0) in Units::of(region) {
-        // SAFETY: the caller's buffers and columns.
-        let (r0i, kh) = (r0 as i32, s.kh);
-        let mut out: [[u32; P]; R] = unsafe {
-            if kind == ChainKind::Gaussian3x3 as u32 {
-                linear_unit::<Gauss121<u8, u8>>(src, r0i, j).map(|row| row.map(|o| o[0]))
-            } else if kind == ChainKind::Point as u32 {
-                copy_unit(src, r0i, j)
+    let lut = match s.table {
+        0 => None,
+        t => Some(tables.wrapping_add((t - 1) as usize * CHAIN_LUT_BYTES as usize)),
+    };
+    let (kind, kh, kw) = (s.kind, s.kh, s.kw);
+    let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
+    // SAFETY: forwarded.
+    unsafe { run_units(&AnyStep { kind, kh, kw, flip }, src, dst, region, lut) }
+}
+
+/// Any u8 step, chosen per unit (block-uniform branches). One unit loop for every kind: one
+/// loop per kind made ptxas spill the u8 and i16 kernels at the four-block bound on sm_90.
+struct AnyStep {
+    kind: u32,
+    kh: u32,
+    kw: u32,
+    flip: u32,
+}
+
+impl UnitStep for AnyStep {
+    #[inline(always)]
+    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
+        let (kh, flip) = (self.kh, self.flip);
+        // SAFETY: forwarded.
+        unsafe {
+            if self.kind == ChainKind::Gaussian3x3 as u32 {
+                GaussUnit.unit(src, r0, j)
+            } else if self.kind == ChainKind::Point as u32 {
+                CopyUnit.unit(src, r0, j)
             } else {
-                let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
-                match (kh == 5, s.kw) {
-                    (_, 5) => morph_unit::<5, 5>(src, r0i, j, kh, flip),
-                    (true, 3) => morph_unit::<5, 3>(src, r0i, j, kh, flip),
-                    (true, _) => morph_unit::<5, 1>(src, r0i, j, kh, flip),
-                    (false, 3) => morph_unit::<3, 3>(src, r0i, j, kh, flip),
-                    (false, _) => morph_unit::<3, 1>(src, r0i, j, kh, flip),
+                match (kh == 5, self.kw) {
+                    (_, 5) => MorphUnit::<5, 5> { kh, flip }.unit(src, r0, j),
+                    (true, 3) => MorphUnit::<5, 3> { kh, flip }.unit(src, r0, j),
+                    (true, _) => MorphUnit::<5, 1> { kh, flip }.unit(src, r0, j),
+                    (false, 3) => MorphUnit::<3, 3> { kh, flip }.unit(src, r0, j),
+                    (false, _) => MorphUnit::<3, 1> { kh, flip }.unit(src, r0, j),
                 }
             }
-        };
-        if s.table != 0 {
+        }
+    }
+}
+
+/// The units of `region` through `step`, each output word through `lut` if given, stored from
+/// one base address per unit (rows at constant offsets; the rows past `y1` of a unit that
+/// overhangs the region are skipped).
+///
+/// # Safety
+/// As [`run_step`]; `lut` names 256 bytes of shared memory.
+#[inline(always)]
+unsafe fn run_units<U: UnitStep>(step: &U, src: *const u32, dst: *mut u32, region: [u32; 4], lut: Option<*const u8>) {
+    let y1 = region[1];
+    for (j, r0) in Units::of(region) {
+        // SAFETY: the caller's buffers and columns.
+        let mut out = unsafe { step.unit(src, r0 as i32, j) };
+        if let Some(lut) = lut {
             // SAFETY: the step's table.
             out = out.map(|row| row.map(|w| unsafe { lookup_word(w, lut) }));
         }
+        let rows = y1 - r0;
+        // SAFETY: row r0 < y1 ≤ rows of the buffer, word j < PITCH.
+        let d = unsafe { dst.add((r0 * PITCH + j) as usize) };
         crate::unroll!(R, |i| {
-            if r0 + (i as u32) < y1 {
-                // SAFETY: row r0 + i < y1 ≤ rows, words j .. j + P < PITCH (aligned to P words).
+            if (i as u32) < rows {
+                // SAFETY: row r0 + i < y1, words j .. j + P < PITCH (aligned to P words).
                 unsafe {
-                    let d = dst.add(((r0 + i as u32) * PITCH + j) as usize);
+                    let d = d.add(i * PITCH as usize);
                     if P == 2 {
                         *(d as *mut u64) = out[i][0] as u64 | ((out[i][P - 1] as u64) << 32);
                     } else {
                         *d = out[i][0];
                     }
-                };
+                }
             }
         });
     }
 }
 
 /// After a step wrote the region rows `[y0, y1)` × words `[j0, j1)` of `buf` (or the block
-/// staged it): each of its positions outside the image takes the constant, or the value at its
-/// border-mapped position (inside the image, so not written here). [`FIX_ROWS`] rows at a time,
-/// [`CHAIN_BLOCK`]` / FIX_ROWS` threads over each row's outside bytes (a few at the sides of an
-/// inside row, the whole region's width in a row outside the image): most edge tiles have at
-/// most 16 outside bytes a row, so a row costs each thread about one byte.
+/// staged it): each of its positions outside the image that the later steps still read — within
+/// `rest` (rows above, below, columns left, right: the extents of the steps still to run) of the
+/// image's edge — takes the constant, or the value at its border-mapped position (inside the
+/// image, so not written here). Two passes, each over the bytes it fixes and nothing else:
+/// threads over the region's inside rows write their outside columns (a few bytes a row), then,
+/// after a barrier, threads over the words of the outside rows copy their mapped row, whose
+/// outside columns the first pass fixed (the mapping is separable). Every chained step's extents
+/// are symmetric (odd windows), so a mapped position within `rest` of the edge lies in the region.
 ///
 /// # Safety
 /// `buf` is a buffer of the frame; only the block's threads touch it, and they sync after.
 #[inline(always)]
-unsafe fn fix_border(buf: *mut u32, f: &Frame, [y0, y1, j0, j1]: [u32; 4], mode: BorderMode, cval: u8) {
+unsafe fn fix_border(buf: *mut u32, f: &Frame, [y0, y1, j0, j1]: [u32; 4], rest: [u32; 4], mode: BorderMode, cval: u8) {
+    let [rest_top, rest_bottom, rest_left, rest_right] = rest.map(|r| r as i32);
+    let (y0, y1) = (y0 as i32, y1 as i32);
     let bytes = buf as *mut u8;
     let width = (4 * PITCH) as i32;
     let (c0, c1) = (4 * j0 as i32, 4 * j1 as i32);
-    // The bytes of an inside row before column 0 and from column w on.
-    let left_end = (-f.ox).clamp(c0, c1);
-    let right_start = (f.w - f.ox).clamp(left_end, c1);
-    let (left, side) = (left_end - c0, (left_end - c0) + (c1 - right_start));
-    let per_row = (CHAIN_BLOCK / FIX_ROWS) as i32;
-    let (group, first) = (
-        (thread_idx() / per_row as u32) as i32,
-        (thread_idx() % per_row as u32) as i32,
-    );
-    let mut r = y0 as i32 + group;
-    while r < y1 as i32 {
-        let iy = f.oy + r;
-        let outside_row = iy < 0 || iy >= f.h;
-        let my = near_index(iy, f.h, mode);
-        let src_row = match my {
-            Some(my) => (my - f.oy).clamp(0, f.rows as i32 - 1),
-            None => 0,
+    let tid = thread_idx() as i32;
+    // The outside columns to fix, [left0, left0 + n_left) and [right0, right0 + n_right).
+    let left0 = (-f.ox - rest_left).max(c0);
+    let n_left = ((-f.ox).min(c1) - left0).max(0);
+    let right0 = (f.w - f.ox).max(c0);
+    let n_right = ((f.w - f.ox + rest_right).min(c1) - right0).max(0);
+    // The region's inside rows; the threads take (row, side) pairs, sides with bytes only.
+    let (in0, in1) = ((-f.oy).max(y0), (f.h - f.oy).min(y1));
+    let sides = (n_left > 0) as i32 + (n_right > 0) as i32;
+    let mut i = tid;
+    while i < sides * (in1 - in0) {
+        let (r, left) = match sides {
+            2 => (in0 + (i >> 1), i & 1 == 0),
+            _ => (in0 + i, n_left > 0),
         };
-        let n = if outside_row { c1 - c0 } else { side };
-        let mut k = first;
-        while k < n {
-            let c = if outside_row || k < left {
-                c0 + k
-            } else {
-                right_start + (k - left)
-            };
-            let v = match (my, near_index(f.ox + c, f.w, mode)) {
-                (Some(_), Some(mx)) => {
-                    let bc = (mx - f.ox).clamp(0, width - 1);
-                    // SAFETY: inside the buffer (clamped).
-                    unsafe { *bytes.add((src_row * width + bc) as usize) }
-                }
-                _ => cval,
+        let (start, n) = if left { (left0, n_left) } else { (right0, n_right) };
+        let row = r * width;
+        for c in start..start + n {
+            let v = match near_index(f.ox + c, f.w, mode) {
+                // SAFETY: inside the row (clamped to the region).
+                Some(mx) => unsafe { *bytes.add((row + (mx - f.ox).clamp(c0, c1 - 1)) as usize) },
+                None => cval,
             };
             // SAFETY: inside the buffer.
-            unsafe { *bytes.add((r * width + c) as usize) = v };
-            k += per_row;
+            unsafe { *bytes.add((row + c) as usize) = v };
         }
-        r += FIX_ROWS as i32;
+        i += CHAIN_BLOCK as i32;
+    }
+    // The outside rows to fix, [top0, top0 + n_top) and [bottom0, bottom0 + n_bottom).
+    let top0 = (-f.oy - rest_top).max(y0);
+    let n_top = ((-f.oy).min(y1) - top0).max(0);
+    let bottom0 = (f.h - f.oy).max(y0);
+    let n_bottom = ((f.h - f.oy + rest_bottom).min(y1) - bottom0).max(0);
+    if n_top + n_bottom == 0 {
+        return;
+    }
+    // SAFETY: block-uniform; the mapped rows' outside columns are fixed.
+    unsafe { sync_threads() };
+    let words = (j1 - j0) as i32;
+    let fill = u32::from_ne_bytes([cval; 4]);
+    let mut i = tid;
+    while i < (n_top + n_bottom) * words {
+        let (q, j) = (i / words, j0 as i32 + i % words);
+        let r = if q < n_top { top0 + q } else { bottom0 + q - n_top };
+        let v = match near_index(f.oy + r, f.h, mode) {
+            // SAFETY: a word of the region (the row clamped to it).
+            Some(my) => unsafe { *buf.add(((my - f.oy).clamp(y0, y1 - 1) * PITCH as i32 + j) as usize) },
+            None => fill,
+        };
+        // SAFETY: inside the buffer.
+        unsafe { *buf.add((r * PITCH as i32 + j) as usize) = v };
+        i += CHAIN_BLOCK as i32;
     }
 }
-
-/// Rows [`fix_border`] takes at a time (16 threads a row). Warps over rows with lanes over a
-/// row's few outside bytes left most lanes idle: the fix-ups cost an edge tile about as many
-/// instructions as its steps (W12 on 64 × 512², where 12 of 16 tiles touch an edge).
-const FIX_ROWS: u32 = 16;
 
 /// Word columns `[j0, j1)` a step computes: those the later steps still read, `rest = [left,
 /// right]` bytes past the tile on each side.
@@ -570,8 +663,16 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     loop {
         if fix {
             // SAFETY: the block's buffer; every thread reaches the barrier.
+            let rest_rows = [a.halo[0] - region[0], region[1] - (a.halo[0] + CHAIN_TILE_H)];
             unsafe {
-                fix_border(cur, &f, region, mode, cval);
+                fix_border(
+                    cur,
+                    &f,
+                    region,
+                    [rest_rows[0], rest_rows[1], rest[0], rest[1]],
+                    mode,
+                    cval,
+                );
                 sync_threads();
             }
         }
@@ -666,6 +767,9 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
                 if row_align == 16 && gx >= 0 && gx + 16 <= f.w {
                     // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
                     unsafe { load_nc_v4(row.add(gx as usize) as *const [u32; 4]) }
+                } else if !wrap && (gx + 16 <= 0 || gx >= f.w) {
+                    // A chunk wholly outside the row (the fix-ups fill it).
+                    [0; 4]
                 } else {
                     let mut v = [0u32; 4];
                     crate::unroll!(4, |e| {
@@ -740,18 +844,31 @@ unsafe fn sobel_last<const OUT: u32>(
                 out
             }
         };
+        let words = |i: usize, q: usize| match OUT {
+            CHAIN_OUT_F32 => magnitude(out[i][q], across[i][q]),
+            _ => [out[i][q][0], out[i][q][1], 0, 0],
+        };
+        // The unit's first pixel; a unit inside the plane's rows and columns stores whole words
+        // from one offset stepped by the row length, the others check each word.
+        let (gy, gx) = (gy0 + r0 - y0, gx0 + 4 * (j - j0));
+        let (h, w) = (f.h as u32, f.w as u32);
+        if whole_words && gy + R as u32 <= h && gx + 4 * P as u32 <= w {
+            let o = out0 + gy as usize * w as usize + gx as usize;
+            crate::unroll!(R, |i| {
+                crate::unroll!(P, |q| {
+                    // SAFETY: the unit's pixels lie in the plane; rows of whole aligned words.
+                    unsafe { store_word::<OUT>(y, o + i * w as usize + 4 * q, words(i, q), 4, true) };
+                });
+            });
+            continue;
+        }
         crate::unroll!(R, |i| {
             crate::unroll!(P, |q| {
-                let (gy, gx) = (gy0 + r0 - y0 + i as u32, gx0 + 4 * (j + q as u32 - j0));
-                if gy < f.h as u32 && gx < f.w as u32 {
-                    let (o, [d0, d1]) = (out0 + gy as usize * f.w as usize + gx as usize, out[i][q]);
-                    let words = if OUT == CHAIN_OUT_F32 {
-                        magnitude(out[i][q], across[i][q])
-                    } else {
-                        [d0, d1, 0, 0]
-                    };
+                let (gy, gx) = (gy + i as u32, gx + 4 * q as u32);
+                if gy < h && gx < w {
+                    let o = out0 + gy as usize * w as usize + gx as usize;
                     // SAFETY: pixel (gy, gx) of the plane and those after it in the row.
-                    unsafe { store_word::<OUT>(y, o, words, f.w as u32 - gx, whole_words) };
+                    unsafe { store_word::<OUT>(y, o, words(i, q), w - gx, whole_words) };
                 }
             });
         });
