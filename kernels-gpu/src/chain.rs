@@ -28,9 +28,9 @@
 
 use crate::abi::border::{BorderMode, border_index_i32};
 use crate::abi::chain::{
-    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_STEPS, CHAIN_OUT_F32, CHAIN_OUT_I16, CHAIN_OUT_U8, CHAIN_PITCH_WORDS,
-    CHAIN_SIDE, CHAIN_SLACK_ABOVE, CHAIN_SLACK_BELOW, CHAIN_TILE_H, CHAIN_TILE_W, CHAIN_UNIT_ROWS, ChainArgs,
-    ChainKind, ChainLayout, ChainStep, chain_layout,
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_OUT_F32, CHAIN_OUT_I16, CHAIN_OUT_U8,
+    CHAIN_PITCH_WORDS, CHAIN_SIDE, CHAIN_SLACK_ABOVE, CHAIN_SLACK_BELOW, CHAIN_TILE_H, CHAIN_TILE_W, CHAIN_UNIT_ROWS,
+    ChainArgs, ChainKind, ChainLayout, ChainStep, chain_layout,
 };
 use crate::device::{
     block_idx, byte_perm, dynamic_shared, funnel16, load_nc_v4, store_shared_v4, store_v2, store_v4, sync_threads,
@@ -731,13 +731,34 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
     }
 }
 
+/// 16-byte chunks of a buffer row.
+const CHUNKS: u32 = PITCH / 4;
+/// Chunks a thread stages at most: the largest region ([`CHAIN_TILE_H`]` + 2 ·
+/// `[`CHAIN_MAX_HALO`] rows) over the block (6: 24 registers of loads in flight).
+const STAGE_BATCH: usize = ((CHAIN_TILE_H + 2 * CHAIN_MAX_HALO) * CHUNKS).div_ceil(CHAIN_BLOCK) as usize;
+
+/// Where chunk `i` of the staged region lies: its buffer row and chunk, its first image column,
+/// and the image row it holds (the periodic extension's under wrap, else only an inside row).
+#[inline(always)]
+fn chunk_at(i: u32, f: &Frame, mode: BorderMode) -> (u32, u32, i32, Option<i32>) {
+    let (r, q) = (i / CHUNKS, i % CHUNKS);
+    let iy = f.oy + r as i32;
+    let my = match mode as u32 == BorderMode::Wrap as u32 {
+        true => near_index(iy, f.h, mode),
+        false => (0 <= iy && iy < f.h).then_some(iy),
+    };
+    (r, q, f.ox + 16 * q as i32, my)
+}
+
 /// Stages the frame's region of the plane `src` into `buf`: threads over 16-byte chunks of the
-/// rows; a chunk inside a row of whole vectors (`row_align` 16) is one vector load, else its
-/// words are loaded whole where they lie in a row of whole words, else byte by byte. Positions
-/// outside the image are the periodic extension under wrap (mapped rows and bytes), else zero:
-/// the block then fixes them as after a step ([`fix_border`], threads over the outside bytes),
-/// where mapping each chunk's bytes in its own thread serialized the edge chunks' warps. With
-/// `lut`, every staged pixel goes through it (the chain's leading point steps).
+/// rows, [`STAGE_BATCH`] chunks a thread. A chunk inside a row of whole vectors (`row_align` 16)
+/// is one vector load, and a thread issues all of its vector loads before it stores any (one
+/// memory latency per block, not one per chunk: the loop of one chunk at a time waited on each
+/// load in turn). Other chunks follow: their words are loaded whole where they lie in a row of
+/// whole words, else byte by byte. Positions outside the image are the periodic extension under
+/// wrap (mapped rows and bytes), else zero: the block then fixes them as after a step
+/// ([`fix_border`]). With `lut`, every staged pixel goes through it (the chain's leading point
+/// steps).
 /// (`Plane::row` with `word_at` would say the same in fewer lines, but their division-based
 /// mapping made the kernel slower on the H200: W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against
 /// 84.4 and 163.5 in an earlier call.)
@@ -747,54 +768,10 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
 /// `row_align > 1`; `lut` 256 bytes of shared memory the block has written (and synced).
 #[inline(always)]
 unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: BorderMode, lut: Option<*const u8>) {
-    const CHUNKS: u32 = PITCH / 4;
     let wrap = mode as u32 == BorderMode::Wrap as u32;
-    let mut i = thread_idx();
-    while i < f.rows * CHUNKS {
-        let (r, q) = (i / CHUNKS, i % CHUNKS);
-        let gx = f.ox + 16 * q as i32;
-        let iy = f.oy + r as i32;
-        // The image row under wrap, else only an inside row (`load_nc!` reads through these
-        // pointers).
-        let my = match wrap {
-            true => near_index(iy, f.h, mode),
-            false => (0 <= iy && iy < f.h).then_some(iy),
-        };
-        let v = match my {
-            None => [0; 4],
-            Some(my) => {
-                let row = src.wrapping_add(my as usize * f.w as usize);
-                if row_align == 16 && gx >= 0 && gx + 16 <= f.w {
-                    // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
-                    unsafe { load_nc_v4(row.add(gx as usize) as *const [u32; 4]) }
-                } else if !wrap && (gx + 16 <= 0 || gx >= f.w) {
-                    // A chunk wholly outside the row (the fix-ups fill it).
-                    [0; 4]
-                } else {
-                    let mut v = [0u32; 4];
-                    crate::unroll!(4, |e| {
-                        let c = gx + 4 * e as i32;
-                        v[e] = if row_align >= 4 && c >= 0 && c + 4 <= f.w {
-                            crate::load_nc!(row.wrapping_add(c as usize) as *const u32, u32)
-                        } else {
-                            let mut word = 0u32;
-                            crate::unroll!(4, |k| {
-                                let x = c + k as i32;
-                                let mx = match wrap {
-                                    true => near_index(x, f.w, mode),
-                                    false => (0 <= x && x < f.w).then_some(x),
-                                };
-                                if let Some(mx) = mx {
-                                    word |= (crate::load_nc!(row.wrapping_add(mx as usize), u8) as u32) << (8 * k);
-                                }
-                            });
-                            word
-                        };
-                    });
-                    v
-                }
-            }
-        };
+    let (n, tid) = (f.rows * CHUNKS, thread_idx());
+    let row_of = |my: i32| src.wrapping_add(my as usize * f.w as usize);
+    let put = |r: u32, q: u32, v: [u32; 4]| {
         let v = match lut {
             // SAFETY: the caller's table.
             Some(lut) => v.map(|w| unsafe { lookup_word(w, lut) }),
@@ -802,7 +779,59 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
         };
         // SAFETY: chunk q of row r, 16-byte aligned (the buffers start on a multiple of 16).
         unsafe { store_shared_v4(buf.add((r * PITCH + 4 * q) as usize) as *mut [u32; 4], v) };
-        i += CHAIN_BLOCK;
+    };
+    // The vector loads (and the chunks of zeros), all in flight; bit u of `rest` marks a chunk
+    // left to the word and byte path.
+    let mut rest = 0u32;
+    let mut v = [[0u32; 4]; STAGE_BATCH];
+    crate::unroll!(STAGE_BATCH, |u| {
+        let i = tid + u as u32 * CHAIN_BLOCK;
+        if i < n {
+            let (_, _, gx, my) = chunk_at(i, f, mode);
+            if let Some(my) = my {
+                if row_align == 16 && gx >= 0 && gx + 16 <= f.w {
+                    // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
+                    v[u] = unsafe { load_nc_v4(row_of(my).add(gx as usize) as *const [u32; 4]) };
+                } else if wrap || (gx + 16 > 0 && gx < f.w) {
+                    rest |= 1 << u;
+                }
+            }
+        }
+    });
+    crate::unroll!(STAGE_BATCH, |u| {
+        let i = tid + u as u32 * CHAIN_BLOCK;
+        if i < n && rest & (1 << u) == 0 {
+            let (r, q, _, _) = chunk_at(i, f, mode);
+            put(r, q, v[u]);
+        }
+    });
+    // The chunks at a row's ends: words, else bytes.
+    while rest != 0 {
+        let u = rest.trailing_zeros();
+        rest &= rest - 1;
+        let (r, q, gx, my) = chunk_at(tid + u * CHAIN_BLOCK, f, mode);
+        let row = row_of(my.unwrap_or(0));
+        let mut v = [0u32; 4];
+        crate::unroll!(4, |e| {
+            let c = gx + 4 * e as i32;
+            v[e] = if row_align >= 4 && c >= 0 && c + 4 <= f.w {
+                crate::load_nc!(row.wrapping_add(c as usize) as *const u32, u32)
+            } else {
+                let mut word = 0u32;
+                crate::unroll!(4, |k| {
+                    let x = c + k as i32;
+                    let mx = match wrap {
+                        true => near_index(x, f.w, mode),
+                        false => (0 <= x && x < f.w).then_some(x),
+                    };
+                    if let Some(mx) = mx {
+                        word |= (crate::load_nc!(row.wrapping_add(mx as usize), u8) as u32) << (8 * k);
+                    }
+                });
+                word
+            };
+        });
+        put(r, q, v);
     }
 }
 
