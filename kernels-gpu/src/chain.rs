@@ -2,22 +2,24 @@
 //! on packed 4-pixel words.
 //!
 //! - **Staging.** The block loads its tile plus [`CHAIN_SIDE`] bytes each side and the halo's rows
-//!   into a shared buffer ([`ChainLayout`]): one 16-byte vector per thread at a time where the
-//!   rows are whole vectors, else words, else bytes at the plane's edges; positions outside the
-//!   image are the periodic extension under wrap, else filled as below. With a staging table
-//!   (the chain's leading point steps), every staged pixel goes through it.
-//! - **Steps.** Each step reads one buffer and writes the other. A thread takes *units*: one word
-//!   column of [`CHAIN_UNIT_ROWS`] rows, loading the rows its window spans (the word and the
-//!   words beside it; slack rows around each buffer take the reads past its region) and computing
-//!   across first, then down, with the pixels packed two per 16-bit lane ([`AcrossDown`] for the
-//!   Gaussian and Sobel, the word tile's packed max for morphology, one instantiation per window
+//!   into a shared buffer ([`ChainLayout`]): 16-byte vectors where the rows are whole vectors
+//!   (a thread's loads all in flight before it stores), else words, else bytes at the plane's
+//!   edges; positions outside the image are the periodic extension under wrap, else filled as
+//!   below. With a staging table (the chain's leading point steps), every staged pixel goes
+//!   through it.
+//! - **Steps.** Each step reads one buffer and writes the other. A thread takes a *strip*: one
+//!   word column of a band of rows ([`Strip`]), which it runs down a row at a time — each row it
+//!   reads loaded once (the word and the words beside it; slack rows around each buffer take the
+//!   reads past its region) and filtered across once, a window of the last rows' across results
+//!   filtered down — with the pixels packed two per 16-bit lane ([`AcrossDown`] for the Gaussian
+//!   and Sobel, the word tile's packed max for morphology, one instantiation per window
 //!   width). A step's outputs go through its table if point steps followed it. A step computes
 //!   the rows and the words the later steps still read (the halo shrinks by its extents); the
 //!   bytes of an edge word past that are garbage, never read into the tile.
 //! - **Borders.** A tile whose region crosses the image's edge fills the positions outside the
-//!   image before each step ([`fix_border`]: threads over those bytes): the constant, or
-//!   (replicate, reflect, mirror) the value at the mapped position inside the image — what the
-//!   op run alone reads there. Under wrap the staged region is the periodic extension, so every
+//!   image that later steps read, before each step ([`fix_border`]: threads over those bytes):
+//!   the constant, or (replicate, reflect, mirror) the value at the mapped position inside the
+//!   image — what the op run alone reads there. Under wrap the staged region is the periodic extension, so every
 //!   step is too, and nothing is filled. Interior tiles skip this (a block-uniform branch).
 //! - **Output.** A u8 last step writes the tile into the other buffer, which the block then
 //!   stores as whole words (a warp: 128 contiguous bytes); a Sobel last step stores its i16
@@ -26,11 +28,13 @@
 //! Erosion is dilation of the inverted image, inverted back (`min(v) = 255 − max(255 − v)`):
 //! one XOR per loaded and stored word, one morphology instantiation per window reach.
 
+use core::marker::PhantomData;
+
 use crate::abi::border::{BorderMode, border_index_i32};
 use crate::abi::chain::{
     CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_OUT_F32, CHAIN_OUT_I16, CHAIN_OUT_U8,
-    CHAIN_PITCH_WORDS, CHAIN_SIDE, CHAIN_SLACK_ABOVE, CHAIN_SLACK_BELOW, CHAIN_TILE_H, CHAIN_TILE_W, CHAIN_UNIT_ROWS,
-    ChainArgs, ChainKind, ChainLayout, ChainStep, chain_layout,
+    CHAIN_PITCH_WORDS, CHAIN_SIDE, CHAIN_SLACK_ABOVE, CHAIN_SLACK_BELOW, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs,
+    ChainKind, ChainLayout, ChainStep, chain_layout,
 };
 use crate::device::{
     block_idx, byte_perm, dynamic_shared, funnel16, load_nc_v4, store_shared_v4, store_v2, store_v4, sync_threads,
@@ -38,11 +42,6 @@ use crate::device::{
 };
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
 use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Sobel0, Sobel1, gradient_magnitude};
-
-/// Rows per unit.
-const R: usize = CHAIN_UNIT_ROWS as usize;
-/// Row positions a unit can read: `R + K − 1` for a reach `K ≤ 5`.
-const SPAN_CAP: usize = R + 4;
 
 /// Where the block's buffers lie in the image.
 #[derive(Clone, Copy)]
@@ -188,227 +187,241 @@ unsafe fn store_word<const OUT: u32>(y: *mut u8, o: usize, words: [u32; 4], n: u
     }
 }
 
-/// Words per unit (1 or 2): a unit reads each row position as its words (one load) and the two
-/// words beside them. Two words per unit took fewer loads but 96 registers (two blocks per SM
-/// instead of three) and ran slower on the H200 (W12 8192²: 208 against 183 µs).
-const P: usize = 1;
-
-/// A unit's row position: the word before the unit's, its `P` words, the word after.
-type RowWords = [u32; P + 2];
-
-/// The row positions `0 .. n` of the unit whose words start at `j` (buffer rows from `top`),
-/// each word XORed with `flip`: one base address, then constant offsets (the buffer's slack
-/// rows take the reads past its region).
-///
-/// # Safety
-/// `src` is a buffer of the frame (row 0 of its region; [`CHAIN_SLACK_ABOVE`] rows before it and
-/// [`CHAIN_SLACK_BELOW`] after its `f.rows`); `−CHAIN_SLACK_ABOVE ≤ top` and `top + n ≤ f.rows +
-/// CHAIN_SLACK_BELOW`; `j` is a multiple of `P` and `2 ≤ j ≤ PITCH − P − 2`.
-#[inline(always)]
-unsafe fn unit_rows(src: *const u32, top: i32, j: u32, n: usize, flip: u32) -> [RowWords; SPAN_CAP] {
-    let mut v = [[0u32; P + 2]; SPAN_CAP];
-    // SAFETY: row `top` of the buffer, slack included.
-    let base = unsafe { src.offset((top * PITCH as i32 + j as i32) as isize) };
-    crate::unroll!(SPAN_CAP, |i| {
-        if i < n {
-            // SAFETY: row top + i and words j − 1 ..= j + P lie in the buffer; j is a multiple of
-            // P, so the unit's words are one aligned load.
-            unsafe {
-                let p = base.add(i * PITCH as usize);
-                let mut row = [0u32; P + 2];
-                row[0] = *p.sub(1);
-                if P == 2 {
-                    let own = *(p as *const u64);
-                    row[1] = own as u32;
-                    row[P] = (own >> 32) as u32;
-                } else {
-                    row[1] = *p;
-                }
-                row[P + 1] = *p.add(P);
-                v[i] = row.map(|w| w ^ flip);
-            }
-        }
-    });
-    v
-}
-
-/// A linear 3 × 3 filter ([`AcrossDown`]) over a unit whose first output row is `r0`: each row
-/// position across, then each output row down. Row `i`, word `q` of the result.
-///
-/// # Safety
-/// As [`unit_rows`].
-#[inline(always)]
-unsafe fn linear_unit<F: AcrossDown>(src: *const u32, r0: i32, j: u32) -> [[[u32; 2]; P]; R] {
-    // SAFETY: forwarded.
-    let v = unsafe { unit_rows(src, r0 - 1, j, R + 2, 0) };
-    let first = F::across(v[0][0], v[0][1], v[0][2]);
-    let mut mid = [[first; P]; R + 2];
-    crate::unroll!(R + 2, |i| {
-        crate::unroll!(P, |q| {
-            mid[i][q] = F::across(v[i][q], v[i][q + 1], v[i][q + 2]);
-        });
-    });
-    let mut out = [[[0u32; 2]; P]; R];
-    crate::unroll!(R, |i| {
-        crate::unroll!(P, |q| {
-            out[i][q] = F::down([mid[i][q], mid[i + 1][q], mid[i + 2][q]]);
-        });
-    });
-    out
-}
-
-/// Max of `kh × KW` (odd `kh` up to `K`, the instantiation's reach down, 3 or 5) over a unit,
-/// on words XORed with `flip` (all ones: the erosion): across first ([`max_across`], its width
-/// a constant: no per-row selects), then down the `kh` rows centred on each output (the loads
-/// of the row positions a smaller `kh` leaves unused stay).
-///
-/// # Safety
-/// As [`unit_rows`].
-#[inline(always)]
-unsafe fn morph_unit<const K: usize, const KW: usize>(
-    src: *const u32,
-    r0: i32,
+/// A thread's strip of a step's region: word column `j`, output rows `[r0, r1)`. The step runs
+/// down the strip, one row at a time: each buffer row it reads is loaded (the word and its two
+/// neighbours) and filtered across once, and a window of the last across results gives each
+/// output row. Units of four rows (each reloading and refiltering its window's rows) cost a
+/// step 1.5 × the loads and across passes and a loop and store set-up per unit.
+#[derive(Clone, Copy)]
+struct Strip {
     j: u32,
-    kh: u32,
-    flip: u32,
-) -> [[u32; P]; R] {
-    let c = K / 2;
-    // SAFETY: forwarded.
-    let v = unsafe { unit_rows(src, r0 - c as i32, j, R + K - 1, flip) };
-    let mut across = [[[0u32; 2]; P]; SPAN_CAP];
-    crate::unroll!(SPAN_CAP, |i| {
-        if i < R + K - 1 {
-            crate::unroll!(P, |q| {
-                across[i][q] = max_across::<KW>(v[i][q], v[i][q + 1], v[i][q + 2], KW as u32);
-            });
-        }
-    });
-    let mut out = [[0u32; P]; R];
-    crate::unroll!(R, |i| {
-        crate::unroll!(P, |q| {
-            let mut m = across[i + c][q];
-            if kh >= 3 {
-                m = max_lanes(m, max_lanes(across[i + c - 1][q], across[i + c + 1][q]));
-            }
-            if K == 5 && kh == 5 {
-                m = max_lanes(m, max_lanes(across[i][q], across[i + 4][q]));
-            }
-            out[i][q] = join_lane_words(m[0], m[1]) ^ flip;
-        });
-    });
-    out
+    r0: u32,
+    r1: u32,
 }
 
-/// A unit's own words, unchanged: a point step's body (its table is applied as every step's
-/// output table is).
+impl Strip {
+    /// The calling thread's strip of the region rows `[y0, y1)` × words `[j0, j1)`: consecutive
+    /// threads on consecutive words of a band, `⌊CHAIN_BLOCK / words⌋` bands of equal height;
+    /// `None` for a thread past the last band (or the region's rows).
+    #[inline(always)]
+    fn of([y0, y1, j0, j1]: [u32; 4]) -> Option<Strip> {
+        let cols = j1 - j0;
+        let bands = CHAIN_BLOCK / cols;
+        let t = thread_idx();
+        let (band, q) = (t / cols, t % cols);
+        let height = (y1 - y0).div_ceil(bands);
+        let r0 = y0 + band * height;
+        let r1 = (r0 + height).min(y1);
+        (band < bands && r0 < r1).then_some(Strip { j: j0 + q, r0, r1 })
+    }
+}
+
+/// Where a step's outputs go, one output row of the strip at a time.
+trait Sink<O> {
+    /// # Safety
+    /// `r` is an output row of the sink's strip.
+    unsafe fn put(&mut self, r: u32, o: O);
+}
+
+/// A u8 step's outputs into the other buffer, each word through `lut` if `LUT` (a constant, so
+/// the rows of a step without a table test nothing).
+struct BufferSink<const LUT: bool> {
+    /// Word `j` of buffer row 0.
+    dst: *mut u32,
+    lut: *const u8,
+}
+
+impl<const LUT: bool> Sink<u32> for BufferSink<LUT> {
+    #[inline(always)]
+    unsafe fn put(&mut self, r: u32, w: u32) {
+        // SAFETY: the step's table.
+        let w = if LUT { unsafe { lookup_word(w, self.lut) } } else { w };
+        // SAFETY: row r of the strip lies in the buffer's region.
+        unsafe { *self.dst.add((r * PITCH) as usize) = w };
+    }
+}
+
+/// A row's word `j − 1`, `j` and `j + 1` at `p` (word `j`), each XORed with `flip`.
 ///
 /// # Safety
-/// As [`unit_rows`].
+/// `p − 1 ..= p + 1` lie in a buffer.
 #[inline(always)]
-unsafe fn copy_unit(src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
-    // SAFETY: forwarded.
-    let v = unsafe { unit_rows(src, r0, j, R, 0) };
-    core::array::from_fn(|i| core::array::from_fn(|q| v[i][q + 1]))
+unsafe fn row_words(p: *const u32, flip: u32) -> [u32; 3] {
+    // SAFETY: the caller's words.
+    unsafe { [*p.sub(1), *p, *p.add(1)].map(|w| w ^ flip) }
 }
 
-/// The units of the buffer region rows `[y0, y1)` × word columns `[j0, j1)` (multiples of `P`) a thread
-/// takes, as `(j, r0)`: threads over units of `P` words, consecutive threads on consecutive
-/// units of a row, stepped without a
-/// division per unit. (An iterator, not a closure-taking loop: the kernels' bodies must inline
-/// whole, and a large closure would not.)
-struct Units {
-    y1: u32,
-    j0: u32,
-    cols: u32,
-    /// The thread's next unit: column offset and first row.
-    q: u32,
-    r0: u32,
-    /// The block's stride in columns and in rows.
-    dq: u32,
-    dr: u32,
+/// A linear 3 × 3 filter: `across` of one row's word and its neighbours, `down` of three rows'
+/// across results (top to bottom) into one output word's value.
+trait Linear3 {
+    type Mid: Copy;
+    type Out: Copy;
+    fn across(&self, w: [u32; 3]) -> Self::Mid;
+    fn down(&self, m: [Self::Mid; 3]) -> Self::Out;
 }
 
-impl Units {
+/// A packed filter ([`AcrossDown`]) as its two output lane words.
+struct Packed<F>(PhantomData<F>);
+
+impl<F: AcrossDown> Linear3 for Packed<F> {
+    type Mid = F::Mid;
+    type Out = [u32; 2];
     #[inline(always)]
-    fn of([y0, y1, j0, j1]: [u32; 4]) -> Units {
-        let cols = (j1 - j0).div_ceil(P as u32);
-        let t = thread_idx();
-        Units {
-            y1,
-            j0,
-            cols,
-            q: t % cols,
-            r0: y0 + (t / cols) * R as u32,
-            dq: CHAIN_BLOCK % cols,
-            dr: (CHAIN_BLOCK / cols) * R as u32,
-        }
+    fn across(&self, [l, o, r]: [u32; 3]) -> F::Mid {
+        F::across(l, o, r)
+    }
+    #[inline(always)]
+    fn down(&self, m: [F::Mid; 3]) -> [u32; 2] {
+        F::down(m)
     }
 }
 
-impl Iterator for Units {
-    type Item = (u32, u32);
+/// The Gaussian's output word (its second lane word is unused).
+struct Gauss;
+
+impl Linear3 for Gauss {
+    type Mid = <Gauss121<u8, u8> as AcrossDown>::Mid;
+    type Out = u32;
     #[inline(always)]
-    fn next(&mut self) -> Option<(u32, u32)> {
-        if self.r0 >= self.y1 {
-            return None;
-        }
-        let unit = (self.j0 + P as u32 * self.q, self.r0);
-        self.q += self.dq;
-        self.r0 += self.dr;
-        if self.q >= self.cols {
-            self.q -= self.cols;
-            self.r0 += R as u32;
-        }
-        Some(unit)
+    fn across(&self, [l, o, r]: [u32; 3]) -> Self::Mid {
+        Gauss121::<u8, u8>::across(l, o, r)
+    }
+    #[inline(always)]
+    fn down(&self, m: [Self::Mid; 3]) -> u32 {
+        Gauss121::<u8, u8>::down(m)[0]
     }
 }
 
-/// What a u8 step computes on one unit (first output row `r0`, word column `j`), as the unit's
-/// output words. One implementation per step kind and window, so each has its own unit loop
-/// ([`run_units`]) and no unit pays the dispatch.
-trait UnitStep {
-    /// # Safety
-    /// As [`unit_rows`].
-    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R];
-}
+/// Both Sobel derivatives of the same loads, as the gradient magnitude's four f32 words.
+struct Magnitude;
 
-/// The 3 × 3 Gaussian.
-struct GaussUnit;
-
-impl UnitStep for GaussUnit {
+impl Linear3 for Magnitude {
+    type Mid = ([u32; 2], [u32; 2]);
+    type Out = [u32; 4];
     #[inline(always)]
-    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
-        // SAFETY: forwarded.
-        unsafe { linear_unit::<Gauss121<u8, u8>>(src, r0, j) }.map(|row| row.map(|o| o[0]))
+    fn across(&self, [l, o, r]: [u32; 3]) -> Self::Mid {
+        (Sobel0::<u8, i16>::across(l, o, r), Sobel1::<u8, i16>::across(l, o, r))
+    }
+    #[inline(always)]
+    fn down(&self, m: [Self::Mid; 3]) -> [u32; 4] {
+        let d0 = Sobel0::<u8, i16>::down([m[0].0, m[1].0, m[2].0]);
+        let d1 = Sobel1::<u8, i16>::down([m[0].1, m[1].1, m[2].1]);
+        magnitude(d0, d1)
     }
 }
 
-/// A point step alone: its words unchanged (its table is applied as every step's is).
-struct CopyUnit;
-
-impl UnitStep for CopyUnit {
-    #[inline(always)]
-    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
-        // SAFETY: forwarded.
-        unsafe { copy_unit(src, r0, j) }
-    }
-}
-
-/// Dilation (`flip` 0) or erosion (`flip` all ones) of `kh × KW`, reach `K` down.
-struct MorphUnit<const K: usize, const KW: usize> {
+/// Max of `kh × KW` (`kh` 1 or 3, `KW` 1 or 3) on words XORed with `flip` (all ones: the
+/// erosion): each row across ([`max_across`], its width a constant), then the `kh` rows
+/// centred on the output.
+struct Morph3<const KW: usize> {
     kh: u32,
     flip: u32,
 }
 
-impl<const K: usize, const KW: usize> UnitStep for MorphUnit<K, KW> {
+impl<const KW: usize> Linear3 for Morph3<KW> {
+    type Mid = [u32; 2];
+    type Out = u32;
     #[inline(always)]
-    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
-        // SAFETY: forwarded.
-        unsafe { morph_unit::<K, KW>(src, r0, j, self.kh, self.flip) }
+    fn across(&self, w: [u32; 3]) -> [u32; 2] {
+        let [l, o, r] = w.map(|w| w ^ self.flip);
+        max_across::<KW>(l, o, r, KW as u32)
+    }
+    #[inline(always)]
+    fn down(&self, [a, b, c]: [[u32; 2]; 3]) -> u32 {
+        let m = if self.kh >= 3 { max_lanes(b, max_lanes(a, c)) } else { b };
+        join_lane_words(m[0], m[1]) ^ self.flip
     }
 }
 
-/// A u8 step over the region rows `[y0, y1)` × word columns `[j0, j1)`, from `src` into `dst`.
+/// A linear 3 × 3 filter down the strip: rows `r0 − 1` and `r0` across first, then per output
+/// row the row below it across and the three rows down, into `sink`.
+///
+/// # Safety
+/// `src` is a buffer of the frame (row 0 of its region, slack rows around it); the strip's rows
+/// `r0 − 1 ..= r1` and words `j − 1 ..= j + 1` lie in it; `sink` takes the strip's rows.
+#[inline(always)]
+unsafe fn linear_strip<F: Linear3>(f: &F, src: *const u32, s: Strip, sink: &mut impl Sink<F::Out>) {
+    // SAFETY: the caller's rows (slack rows above the region take row −1).
+    let mut p = unsafe { src.offset(((s.r0 as i32 - 1) * PITCH as i32 + s.j as i32) as isize) };
+    // SAFETY: as above, for every row loaded below.
+    let mut next = || unsafe {
+        let m = f.across(row_words(p, 0));
+        p = p.add(PITCH as usize);
+        m
+    };
+    let (mut a, mut b) = (next(), next());
+    // Three rows per pass: the window's registers rotate through the pass, no moves.
+    let mut r = s.r0;
+    while r + 3 <= s.r1 {
+        let c = next();
+        // SAFETY: output rows of the strip.
+        unsafe { sink.put(r, f.down([a, b, c])) };
+        let d = next();
+        unsafe { sink.put(r + 1, f.down([b, c, d])) };
+        let e = next();
+        unsafe { sink.put(r + 2, f.down([c, d, e])) };
+        (a, b) = (d, e);
+        r += 3;
+    }
+    while r < s.r1 {
+        let c = next();
+        // SAFETY: an output row of the strip.
+        unsafe { sink.put(r, f.down([a, b, c])) };
+        (a, b) = (b, c);
+        r += 1;
+    }
+}
+
+/// Max of `kh × KW` (odd `kh` up to `K`, the instantiation's reach down, 3 or 5) down the strip,
+/// on words XORed with `flip` (all ones: the erosion): each row across once ([`max_across`], its
+/// width a constant), then the `kh` rows centred on each output from a window of the last `K`.
+///
+/// # Safety
+/// As [`linear_strip`], for the rows `r0 − K / 2 ..= r1 − 1 + K / 2`.
+#[inline(always)]
+unsafe fn morph_strip<const K: usize, const KW: usize>(
+    src: *const u32,
+    s: Strip,
+    kh: u32,
+    flip: u32,
+    sink: &mut impl Sink<u32>,
+) {
+    let c = K / 2;
+    // SAFETY: the caller's rows (slack rows around the region).
+    let mut p = unsafe { src.offset(((s.r0 as i32 - c as i32) * PITCH as i32 + s.j as i32) as isize) };
+    // SAFETY: as above, for every row loaded below.
+    let mut next = || unsafe {
+        let [l, o, r] = row_words(p, flip);
+        p = p.add(PITCH as usize);
+        max_across::<KW>(l, o, r, KW as u32)
+    };
+    let mut win = [[0u32; 2]; K];
+    crate::unroll!(K, |i| {
+        if i + 1 < K {
+            win[i + 1] = next();
+        }
+    });
+    for r in s.r0..s.r1 {
+        crate::unroll!(K, |i| {
+            if i + 1 < K {
+                win[i] = win[i + 1];
+            }
+        });
+        win[K - 1] = next();
+        let mut m = win[c];
+        if kh >= 3 {
+            m = max_lanes(m, max_lanes(win[c - 1], win[c + 1]));
+        }
+        if K == 5 && kh == 5 {
+            m = max_lanes(m, max_lanes(win[0], win[4]));
+        }
+        // SAFETY: an output row of the strip.
+        unsafe { sink.put(r, join_lane_words(m[0], m[1]) ^ flip) };
+    }
+}
+
+/// A u8 step over the region rows `[y0, y1)` × word columns `[j0, j1)`, from `src` into `dst`:
+/// the kind chosen once per step, then the thread's strip.
 ///
 /// Its outputs go through the step's table (`s.table`, of `tables`) if it has one: the point
 /// steps after it cost a lookup per pixel, not a pass through the buffers of their own.
@@ -418,80 +431,48 @@ impl<const K: usize, const KW: usize> UnitStep for MorphUnit<K, KW> {
 /// the step's table.
 #[inline(always)]
 unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 4], tables: *const u8) {
-    let lut = match s.table {
-        0 => None,
-        t => Some(tables.wrapping_add((t - 1) as usize * CHAIN_LUT_BYTES as usize)),
+    let Some(strip) = Strip::of(region) else {
+        return;
     };
-    let (kind, kh, kw) = (s.kind, s.kh, s.kw);
-    let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
+    // SAFETY: word j of the buffer's row 0 (rows are added per output).
+    let dst = unsafe { dst.add(strip.j as usize) };
     // SAFETY: forwarded.
-    unsafe { run_units(&AnyStep { kind, kh, kw, flip }, src, dst, region, lut) }
-}
-
-/// Any u8 step, chosen per unit (block-uniform branches). One unit loop for every kind: one
-/// loop per kind made ptxas spill the u8 and i16 kernels at the four-block bound on sm_90.
-struct AnyStep {
-    kind: u32,
-    kh: u32,
-    kw: u32,
-    flip: u32,
-}
-
-impl UnitStep for AnyStep {
-    #[inline(always)]
-    unsafe fn unit(&self, src: *const u32, r0: i32, j: u32) -> [[u32; P]; R] {
-        let (kh, flip) = (self.kh, self.flip);
-        // SAFETY: forwarded.
-        unsafe {
-            if self.kind == ChainKind::Gaussian3x3 as u32 {
-                GaussUnit.unit(src, r0, j)
-            } else if self.kind == ChainKind::Point as u32 {
-                CopyUnit.unit(src, r0, j)
-            } else {
-                match (kh == 5, self.kw) {
-                    (_, 5) => MorphUnit::<5, 5> { kh, flip }.unit(src, r0, j),
-                    (true, 3) => MorphUnit::<5, 3> { kh, flip }.unit(src, r0, j),
-                    (true, _) => MorphUnit::<5, 1> { kh, flip }.unit(src, r0, j),
-                    (false, 3) => MorphUnit::<3, 3> { kh, flip }.unit(src, r0, j),
-                    (false, _) => MorphUnit::<3, 1> { kh, flip }.unit(src, r0, j),
-                }
+    unsafe {
+        match s.table {
+            0 => step_strip(s, src, strip, &mut BufferSink::<false> { dst, lut: tables }),
+            t => {
+                let lut = tables.wrapping_add((t - 1) as usize * CHAIN_LUT_BYTES as usize);
+                step_strip(s, src, strip, &mut BufferSink::<true> { dst, lut })
             }
         }
     }
 }
 
-/// The units of `region` through `step`, each output word through `lut` if given, stored from
-/// one base address per unit (rows at constant offsets; the rows past `y1` of a unit that
-/// overhangs the region are skipped).
+/// The step's kind, chosen once, down the strip.
 ///
 /// # Safety
-/// As [`run_step`]; `lut` names 256 bytes of shared memory.
+/// As [`run_step`]; `sink` writes the strip's rows of the other buffer.
 #[inline(always)]
-unsafe fn run_units<U: UnitStep>(step: &U, src: *const u32, dst: *mut u32, region: [u32; 4], lut: Option<*const u8>) {
-    let y1 = region[1];
-    for (j, r0) in Units::of(region) {
-        // SAFETY: the caller's buffers and columns.
-        let mut out = unsafe { step.unit(src, r0 as i32, j) };
-        if let Some(lut) = lut {
-            // SAFETY: the step's table.
-            out = out.map(|row| row.map(|w| unsafe { lookup_word(w, lut) }));
-        }
-        let rows = y1 - r0;
-        // SAFETY: row r0 < y1 ≤ rows of the buffer, word j < PITCH.
-        let d = unsafe { dst.add((r0 * PITCH + j) as usize) };
-        crate::unroll!(R, |i| {
-            if (i as u32) < rows {
-                // SAFETY: row r0 + i < y1, words j .. j + P < PITCH (aligned to P words).
-                unsafe {
-                    let d = d.add(i * PITCH as usize);
-                    if P == 2 {
-                        *(d as *mut u64) = out[i][0] as u64 | ((out[i][P - 1] as u64) << 32);
-                    } else {
-                        *d = out[i][0];
-                    }
-                }
+unsafe fn step_strip(s: &ChainStep, src: *const u32, strip: Strip, sink: &mut impl Sink<u32>) {
+    let (kind, kh, kw) = (s.kind, s.kh, s.kw);
+    let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
+    // SAFETY: the caller's buffers; every region's strip reads its rows and their window.
+    unsafe {
+        if kind == ChainKind::Gaussian3x3 as u32 {
+            linear_strip(&Gauss, src, strip, sink)
+        } else if kind == ChainKind::Point as u32 {
+            for r in strip.r0..strip.r1 {
+                sink.put(r, *src.add((r * PITCH + strip.j) as usize));
             }
-        });
+        } else {
+            match (kh == 5, kw) {
+                (_, 5) => morph_strip::<5, 5>(src, strip, kh, flip, sink),
+                (true, 3) => morph_strip::<5, 3>(src, strip, kh, flip, sink),
+                (true, _) => morph_strip::<5, 1>(src, strip, kh, flip, sink),
+                (false, 3) => linear_strip(&Morph3::<3> { kh, flip }, src, strip, sink),
+                (false, _) => linear_strip(&Morph3::<1> { kh, flip }, src, strip, sink),
+            }
+        }
     }
 }
 
@@ -575,7 +556,7 @@ unsafe fn fix_border(buf: *mut u32, f: &Frame, [y0, y1, j0, j1]: [u32; 4], rest:
 fn step_words(rest: [u32; 2]) -> [u32; 2] {
     let j0 = (CHAIN_SIDE - rest[0]) / 4;
     let j1 = (CHAIN_SIDE + CHAIN_TILE_W + rest[1]).div_ceil(4);
-    [j0 & !(P as u32 - 1), j1.next_multiple_of(P as u32)]
+    [j0, j1]
 }
 
 /// The chain over one tile; `OUT` (`CHAIN_OUT_*`): the last step writes u8, or is a Sobel
@@ -835,10 +816,55 @@ unsafe fn stage(buf: *mut u32, f: &Frame, src: *const u8, row_align: u32, mode: 
     }
 }
 
-/// A Sobel last step over the tile's region, stored from registers: the derivative as i16 (two
-/// words per input word; a warp: 256 contiguous bytes per row), or with `OUT` f32 both
-/// derivatives' `√(g0² + g1²)` as f32 (four words; the same f32 arithmetic as the op alone:
-/// `u · u + v · v` rounded per operation, then a correctly rounded square root).
+/// A Sobel last step's outputs into the planes' memory: the derivative as i16 (two words per
+/// input word; a warp: 256 contiguous bytes per row), or the magnitude as f32 (four words). A
+/// strip inside the plane stores whole words from one offset stepped by the row length; the
+/// others check each word.
+struct PlaneSink<const OUT: u32> {
+    y: *mut u8,
+    /// Element offset of the strip's word in buffer row 0 (may lie before the plane: only rows
+    /// of the strip are stored).
+    o: isize,
+    /// The strip's word: its first pixel's image column, and the image row of buffer row 0.
+    gx: u32,
+    gy0: i32,
+    h: u32,
+    w: u32,
+    whole_words: bool,
+    inside: bool,
+}
+
+impl<const OUT: u32> Sink<[u32; 4]> for PlaneSink<OUT> {
+    #[inline(always)]
+    unsafe fn put(&mut self, r: u32, words: [u32; 4]) {
+        let o = (self.o + r as isize * self.w as isize) as usize;
+        if self.inside {
+            // SAFETY: the strip's pixels lie in the plane; rows of whole aligned words.
+            unsafe { store_word::<OUT>(self.y, o, words, 4, true) };
+            return;
+        }
+        let gy = (self.gy0 + r as i32) as u32;
+        if gy < self.h && self.gx < self.w {
+            // SAFETY: pixel (gy, gx) of the plane and those after it in the row.
+            unsafe { store_word::<OUT>(self.y, o, words, self.w - self.gx, self.whole_words) };
+        }
+    }
+}
+
+/// The i16 Sobel's two lane words as the sink's words.
+struct I16Words<'a, S>(&'a mut S);
+
+impl<S: Sink<[u32; 4]>> Sink<[u32; 2]> for I16Words<'_, S> {
+    #[inline(always)]
+    unsafe fn put(&mut self, r: u32, [lo, hi]: [u32; 2]) {
+        // SAFETY: forwarded.
+        unsafe { self.0.put(r, [lo, hi, 0, 0]) }
+    }
+}
+
+/// A Sobel last step over the tile's region, stored from registers: the derivative as i16, or
+/// with `OUT` f32 both derivatives' `√(g0² + g1²)` as f32 (the same f32 arithmetic as the op
+/// alone: `u · u + v · v` rounded per operation, then a correctly rounded square root).
 ///
 /// # Safety
 /// As [`run_step`]; `y` holds the planes' outputs, 16-byte aligned if `whole_words`.
@@ -852,55 +878,31 @@ unsafe fn sobel_last<const OUT: u32>(
     out0: usize,
     whole_words: bool,
 ) {
-    let [y0, _, j0, _] = tile;
-    // The tile's first pixel: buffer row y0, word j0.
-    let (gy0, gx0) = ((f.oy + y0 as i32) as u32, (f.ox + 4 * j0 as i32) as u32);
-    let axis0 = s.kind == ChainKind::Sobel0 as u32;
-    for (j, r0) in Units::of(tile) {
-        // SAFETY: forwarded.
-        let out = unsafe {
-            if (OUT == CHAIN_OUT_F32) || axis0 {
-                linear_unit::<Sobel0<u8, i16>>(src, r0 as i32, j)
-            } else {
-                linear_unit::<Sobel1<u8, i16>>(src, r0 as i32, j)
-            }
-        };
-        // SAFETY: forwarded (the same loads; only the magnitude reads both).
-        let across = unsafe {
-            if OUT == CHAIN_OUT_F32 {
-                linear_unit::<Sobel1<u8, i16>>(src, r0 as i32, j)
-            } else {
-                out
-            }
-        };
-        let words = |i: usize, q: usize| match OUT {
-            CHAIN_OUT_F32 => magnitude(out[i][q], across[i][q]),
-            _ => [out[i][q][0], out[i][q][1], 0, 0],
-        };
-        // The unit's first pixel; a unit inside the plane's rows and columns stores whole words
-        // from one offset stepped by the row length, the others check each word.
-        let (gy, gx) = (gy0 + r0 - y0, gx0 + 4 * (j - j0));
-        let (h, w) = (f.h as u32, f.w as u32);
-        if whole_words && gy + R as u32 <= h && gx + 4 * P as u32 <= w {
-            let o = out0 + gy as usize * w as usize + gx as usize;
-            crate::unroll!(R, |i| {
-                crate::unroll!(P, |q| {
-                    // SAFETY: the unit's pixels lie in the plane; rows of whole aligned words.
-                    unsafe { store_word::<OUT>(y, o + i * w as usize + 4 * q, words(i, q), 4, true) };
-                });
-            });
-            continue;
+    let Some(strip) = Strip::of(tile) else {
+        return;
+    };
+    let (h, w) = (f.h as u32, f.w as u32);
+    let gx = (f.ox + 4 * strip.j as i32) as u32;
+    let (last_gy, gy0) = ((f.oy + strip.r1 as i32 - 1) as u32, f.oy);
+    let sink = &mut PlaneSink::<OUT> {
+        y,
+        o: out0 as isize + gy0 as isize * w as isize + gx as isize,
+        gx,
+        gy0,
+        h,
+        w,
+        whole_words,
+        inside: whole_words && last_gy < h && gx + 4 <= w,
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        if OUT == CHAIN_OUT_F32 {
+            linear_strip(&Magnitude, src, strip, sink)
+        } else if s.kind == ChainKind::Sobel0 as u32 {
+            linear_strip(&Packed::<Sobel0<u8, i16>>(PhantomData), src, strip, &mut I16Words(sink))
+        } else {
+            linear_strip(&Packed::<Sobel1<u8, i16>>(PhantomData), src, strip, &mut I16Words(sink))
         }
-        crate::unroll!(R, |i| {
-            crate::unroll!(P, |q| {
-                let (gy, gx) = (gy + i as u32, gx + 4 * q as u32);
-                if gy < h && gx < w {
-                    let o = out0 + gy as usize * w as usize + gx as usize;
-                    // SAFETY: pixel (gy, gx) of the plane and those after it in the row.
-                    unsafe { store_word::<OUT>(y, o, words(i, q), w - gx, whole_words) };
-                }
-            });
-        });
     }
 }
 

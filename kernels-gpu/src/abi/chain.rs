@@ -18,9 +18,6 @@ pub const CHAIN_TILE_W: u32 = 128;
 pub const CHAIN_TILE_H: u32 = 128;
 /// Threads per block (8 warps).
 pub const CHAIN_BLOCK: u32 = 256;
-/// Rows of 4-pixel words one thread computes per step unit (a unit: one word column, this many
-/// rows; the last step's `32 × 8` units are one per thread).
-pub const CHAIN_UNIT_ROWS: u32 = 4;
 /// Steps of one launch at most.
 pub const CHAIN_MAX_STEPS: usize = 8;
 /// Halo of one launch at most, per side: the sum of its steps' extents on that side. A longer
@@ -114,11 +111,11 @@ pub const CHAIN_SIDE: u32 = 16;
 /// Words per buffer row.
 pub const CHAIN_PITCH_WORDS: u32 = (2 * CHAIN_SIDE + CHAIN_TILE_W) / 4;
 
-/// Rows of a buffer above its region and below it that a step's units may read but never use:
-/// a unit reads its window's rows whole (`K / 2` above its first output row, `K / 2` below its
-/// last, `CHAIN_UNIT_ROWS` rows per unit), so its loads need no clamp. Zeroed once per block.
+/// Rows of a buffer above its region and below it that a step may read but never use: a
+/// morphology step of a window narrower than its instantiation's reach (5) reads `2` rows
+/// above and below each output row, so its loads need no clamp. Zeroed once per block.
 pub const CHAIN_SLACK_ABOVE: u32 = 2;
-pub const CHAIN_SLACK_BELOW: u32 = CHAIN_UNIT_ROWS + 1;
+pub const CHAIN_SLACK_BELOW: u32 = 2;
 
 /// The shared-memory layout of a launch with `halo` and `n_tables` lookup tables (one source
 /// for host and kernel): the tables, [`CHAIN_LUT_BYTES`] each, then two buffers of
