@@ -23,13 +23,13 @@
 //! into one table applied to the output of the step before it (or to the input it stages).
 //!
 //! # Speed
-//! The fused kernel computes every step on packed 4-pixel words through shared memory; it is
-//! bound by instruction issue, the tuned single-op kernels by memory. On the H200 (W12, Gaussian
-//! → dilation → Sobel): 142 µs fused against 131 µs for the three ops one by one on one 8192²
-//! image, 63 µs against 50 µs on 64 × 512²; two point steps between the stencils add 6–21 µs
-//! fused, where each would be a pass over memory one by one (docs/PERFORMANCE.md, *Fused
-//! chains*). A chain buys one launch, no intermediate images and nearly free point steps; for a
-//! chain of stencils alone, the ops one by one are still a little faster.
+//! The fused kernel computes every step on packed 4-pixel words through shared memory, each
+//! thread down a strip of one word column; it is bound by instruction issue, the tuned single-op
+//! kernels by memory. On the H200 (W12, Gaussian → dilation → Sobel): 36 µs fused against 50 µs
+//! for the three ops one by one on 64 × 512², 107 µs against 132 µs on one 8192² image; two
+//! point steps between the stencils add 6–23 µs fused, where each would be a pass over memory
+//! one by one (docs/PERFORMANCE.md, *Fused chains*). A chain buys one launch, no intermediate
+//! images, nearly free point steps and, for the W12 chain, 1.2–1.4 × the ops one by one.
 //!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};

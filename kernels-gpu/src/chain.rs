@@ -924,7 +924,8 @@ pub unsafe extern "ptx-kernel" fn chain_f32(x: *const u8, y: *mut u8, lut: *cons
 // Four blocks of 256 threads per SM (64 registers, no spills): the steps are issue-bound between
 // barriers, and the fourth block keeps the schedulers fed while a block waits at one. On the H200
 // (W12) the unbounded kernel took 80 registers and three blocks: 8192² 182.7 → 164.0 µs, 64 ×
-// 512² 93.2 → 83.4 µs.
+// 512² 93.2 → 83.4 µs. Shared memory (44 KB a block) would allow five: at 48 registers ptxas
+// spilled 84 bytes and the kernel took 148.3 µs against 107.2 (8192², strips).
 crate::launch_bounds!(crate::chain_kernel_name!("i16"), 256, 4);
 crate::launch_bounds!(crate::chain_kernel_name!("u8"), 256, 4);
 // The magnitude's last step holds both derivatives: at 64 registers ptxas spilled 4 bytes on
