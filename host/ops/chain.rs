@@ -1,5 +1,5 @@
 //! Fused chains of u8 2D ops: a [`Chain`] of steps run by [`Gpu::chain`] (or a [`ChainPlan`]) in
-//! one kernel per output tile, through `kernels-gpu/src/chain.rs`.
+//! one kernel per output tile, through `kernels-gpu/src/chain/`.
 //!
 //! # Semantics
 //! A chain's result is, bit for bit, its ops run one by one with the same border: each step

@@ -1,0 +1,432 @@
+//! A chain step over its region: each thread down a strip of one word column, rows loaded and
+//! filtered across once, a window of their across results filtered down; the u8 steps into the
+//! other buffer, a Sobel last step into the planes' memory.
+
+use core::marker::PhantomData;
+
+use super::{Frame, PITCH, lookup_word, store_word};
+use crate::abi::chain::{CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_OUT_F32, ChainKind, ChainStep};
+use crate::device::{funnel16, thread_idx};
+use crate::filter2d::packed::{join_lane_words, split_lane_words};
+use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Sobel0, Sobel1, gradient_magnitude};
+
+/// One row of a `kw`-wide max (odd `kw` up to `K`, the instantiation's reach 3 or 5) of the word
+/// `own`, whose neighbours are `left` and `right`, as its even and odd pixels' lane words
+/// ([`split_lane_words`]): the pair max, then the neighbours one and two pixels away from
+/// `funnel16` of the adjacent lane words. A side below `K` selects fewer terms.
+#[inline(always)]
+fn max_across<const K: usize>(left: u32, own: u32, right: u32, kw: u32) -> [u32; 2] {
+    type M = Max<u8>;
+    let [left_even, left_odd] = split_lane_words(left);
+    let [even, odd] = split_lane_words(own);
+    let [right_even, right_odd] = split_lane_words(right);
+    let pair = M::lanes(even, odd);
+    // [p−1, p1]: the pixels one before the even ones; [p2, p4]: one after the odd ones.
+    let (one_before, one_after) = (funnel16(left_odd, odd), funnel16(even, right_even));
+    let three = [M::lanes(pair, one_before), M::lanes(pair, one_after)];
+    if kw == 1 {
+        [even, odd]
+    } else if K == 3 || kw == 3 {
+        three
+    } else {
+        // [p−2, p0] and [p3, p5]: two before the even pixels, two after the odd ones.
+        let core = M::lanes(three[0], one_after);
+        [
+            M::lanes(core, funnel16(left_even, even)),
+            M::lanes(core, funnel16(odd, right_odd)),
+        ]
+    }
+}
+
+/// The lane-wise max of two rows' lane words.
+#[inline(always)]
+fn max_lanes(a: [u32; 2], b: [u32; 2]) -> [u32; 2] {
+    [Max::<u8>::lanes(a[0], b[0]), Max::<u8>::lanes(a[1], b[1])]
+}
+
+/// The four pixels' gradient magnitudes as f32 bits ([`gradient_magnitude`], as
+/// `Gpu::sobel_magnitude`), from both Sobel derivatives as i16 words (`Sobel0`/`Sobel1::down`).
+#[inline(always)]
+fn magnitude(d0: [u32; 2], d1: [u32; 2]) -> [u32; 4] {
+    let g = |w: [u32; 2], e: usize| (w[e / 2] >> (16 * (e % 2))) as i16 as f32;
+    core::array::from_fn(|e| gradient_magnitude(g(d0, e), g(d1, e)).to_bits())
+}
+
+/// A thread's strip of a step's region: word column `j`, output rows `[r0, r1)`. The step runs
+/// down the strip, one row at a time: each buffer row it reads is loaded (the word and its two
+/// neighbours) and filtered across once, and a window of the last across results gives each
+/// output row. Units of four rows (each reloading and refiltering its window's rows) cost a
+/// step 1.5 × the loads and across passes and a loop and store set-up per unit.
+#[derive(Clone, Copy)]
+struct Strip {
+    j: u32,
+    r0: u32,
+    r1: u32,
+}
+
+impl Strip {
+    /// The calling thread's strip of the region rows `[y0, y1)` × words `[j0, j1)`: consecutive
+    /// threads on consecutive words of a band, `⌊CHAIN_BLOCK / words⌋` bands of equal height;
+    /// `None` for a thread past the last band (or the region's rows).
+    #[inline(always)]
+    fn of([y0, y1, j0, j1]: [u32; 4]) -> Option<Strip> {
+        let cols = j1 - j0;
+        let bands = CHAIN_BLOCK / cols;
+        let t = thread_idx();
+        let (band, q) = (t / cols, t % cols);
+        let height = (y1 - y0).div_ceil(bands);
+        let r0 = y0 + band * height;
+        let r1 = (r0 + height).min(y1);
+        (band < bands && r0 < r1).then_some(Strip { j: j0 + q, r0, r1 })
+    }
+}
+
+/// Where a step's outputs go, one output row of the strip at a time.
+trait Sink<O> {
+    /// # Safety
+    /// `r` is an output row of the sink's strip.
+    unsafe fn put(&mut self, r: u32, o: O);
+}
+
+/// A u8 step's outputs into the other buffer, each word through `lut` if `LUT` (a constant, so
+/// the rows of a step without a table test nothing).
+struct BufferSink<const LUT: bool> {
+    /// Word `j` of buffer row 0.
+    dst: *mut u32,
+    lut: *const u8,
+}
+
+impl<const LUT: bool> Sink<u32> for BufferSink<LUT> {
+    #[inline(always)]
+    unsafe fn put(&mut self, r: u32, w: u32) {
+        // SAFETY: the step's table.
+        let w = if LUT { unsafe { lookup_word(w, self.lut) } } else { w };
+        // SAFETY: row r of the strip lies in the buffer's region.
+        unsafe { *self.dst.add((r * PITCH) as usize) = w };
+    }
+}
+
+/// A row's word `j − 1`, `j` and `j + 1` at `p` (word `j`), each XORed with `flip`.
+///
+/// # Safety
+/// `p − 1 ..= p + 1` lie in a buffer.
+#[inline(always)]
+unsafe fn row_words(p: *const u32, flip: u32) -> [u32; 3] {
+    // SAFETY: the caller's words.
+    unsafe { [*p.sub(1), *p, *p.add(1)].map(|w| w ^ flip) }
+}
+
+/// A linear 3 × 3 filter: `across` of one row's word and its neighbours, `down` of three rows'
+/// across results (top to bottom) into one output word's value.
+trait Linear3 {
+    type Mid: Copy;
+    type Out: Copy;
+    fn across(&self, w: [u32; 3]) -> Self::Mid;
+    fn down(&self, m: [Self::Mid; 3]) -> Self::Out;
+}
+
+/// A packed filter ([`AcrossDown`]) as its two output lane words.
+struct Packed<F>(PhantomData<F>);
+
+impl<F: AcrossDown> Linear3 for Packed<F> {
+    type Mid = F::Mid;
+    type Out = [u32; 2];
+    #[inline(always)]
+    fn across(&self, [l, o, r]: [u32; 3]) -> F::Mid {
+        F::across(l, o, r)
+    }
+    #[inline(always)]
+    fn down(&self, m: [F::Mid; 3]) -> [u32; 2] {
+        F::down(m)
+    }
+}
+
+/// The Gaussian's output word (its second lane word is unused).
+struct Gauss;
+
+impl Linear3 for Gauss {
+    type Mid = <Gauss121<u8, u8> as AcrossDown>::Mid;
+    type Out = u32;
+    #[inline(always)]
+    fn across(&self, [l, o, r]: [u32; 3]) -> Self::Mid {
+        Gauss121::<u8, u8>::across(l, o, r)
+    }
+    #[inline(always)]
+    fn down(&self, m: [Self::Mid; 3]) -> u32 {
+        Gauss121::<u8, u8>::down(m)[0]
+    }
+}
+
+/// Both Sobel derivatives of the same loads, as the gradient magnitude's four f32 words.
+struct Magnitude;
+
+impl Linear3 for Magnitude {
+    type Mid = ([u32; 2], [u32; 2]);
+    type Out = [u32; 4];
+    #[inline(always)]
+    fn across(&self, [l, o, r]: [u32; 3]) -> Self::Mid {
+        (Sobel0::<u8, i16>::across(l, o, r), Sobel1::<u8, i16>::across(l, o, r))
+    }
+    #[inline(always)]
+    fn down(&self, m: [Self::Mid; 3]) -> [u32; 4] {
+        let d0 = Sobel0::<u8, i16>::down([m[0].0, m[1].0, m[2].0]);
+        let d1 = Sobel1::<u8, i16>::down([m[0].1, m[1].1, m[2].1]);
+        magnitude(d0, d1)
+    }
+}
+
+/// Max of `kh × KW` (`kh` 1 or 3, `KW` 1 or 3) on words XORed with `flip` (all ones: the
+/// erosion): each row across ([`max_across`], its width a constant), then the `kh` rows
+/// centred on the output.
+struct Morph3<const KW: usize> {
+    kh: u32,
+    flip: u32,
+}
+
+impl<const KW: usize> Linear3 for Morph3<KW> {
+    type Mid = [u32; 2];
+    type Out = u32;
+    #[inline(always)]
+    fn across(&self, w: [u32; 3]) -> [u32; 2] {
+        let [l, o, r] = w.map(|w| w ^ self.flip);
+        max_across::<KW>(l, o, r, KW as u32)
+    }
+    #[inline(always)]
+    fn down(&self, [a, b, c]: [[u32; 2]; 3]) -> u32 {
+        let m = if self.kh >= 3 { max_lanes(b, max_lanes(a, c)) } else { b };
+        join_lane_words(m[0], m[1]) ^ self.flip
+    }
+}
+
+/// A linear 3 × 3 filter down the strip: rows `r0 − 1` and `r0` across first, then per output
+/// row the row below it across and the three rows down, into `sink`.
+///
+/// # Safety
+/// `src` is a buffer of the frame (row 0 of its region, slack rows around it); the strip's rows
+/// `r0 − 1 ..= r1` and words `j − 1 ..= j + 1` lie in it; `sink` takes the strip's rows.
+#[inline(always)]
+unsafe fn linear_strip<F: Linear3>(f: &F, src: *const u32, s: Strip, sink: &mut impl Sink<F::Out>) {
+    // SAFETY: the caller's rows (slack rows above the region take row −1).
+    let mut p = unsafe { src.offset(((s.r0 as i32 - 1) * PITCH as i32 + s.j as i32) as isize) };
+    // SAFETY: as above, for every row loaded below.
+    let mut next = || unsafe {
+        let m = f.across(row_words(p, 0));
+        p = p.add(PITCH as usize);
+        m
+    };
+    let (mut a, mut b) = (next(), next());
+    // Three rows per pass: the window's registers rotate through the pass, no moves.
+    let mut r = s.r0;
+    while r + 3 <= s.r1 {
+        let c = next();
+        // SAFETY: output rows of the strip.
+        unsafe { sink.put(r, f.down([a, b, c])) };
+        let d = next();
+        unsafe { sink.put(r + 1, f.down([b, c, d])) };
+        let e = next();
+        unsafe { sink.put(r + 2, f.down([c, d, e])) };
+        (a, b) = (d, e);
+        r += 3;
+    }
+    while r < s.r1 {
+        let c = next();
+        // SAFETY: an output row of the strip.
+        unsafe { sink.put(r, f.down([a, b, c])) };
+        (a, b) = (b, c);
+        r += 1;
+    }
+}
+
+/// Max of `kh × KW` (odd `kh` up to `K`, the instantiation's reach down, 3 or 5) down the strip,
+/// on words XORed with `flip` (all ones: the erosion): each row across once ([`max_across`], its
+/// width a constant), then the `kh` rows centred on each output from a window of the last `K`.
+///
+/// # Safety
+/// As [`linear_strip`], for the rows `r0 − K / 2 ..= r1 − 1 + K / 2`.
+#[inline(always)]
+unsafe fn morph_strip<const K: usize, const KW: usize>(
+    src: *const u32,
+    s: Strip,
+    kh: u32,
+    flip: u32,
+    sink: &mut impl Sink<u32>,
+) {
+    let c = K / 2;
+    // SAFETY: the caller's rows (slack rows around the region).
+    let mut p = unsafe { src.offset(((s.r0 as i32 - c as i32) * PITCH as i32 + s.j as i32) as isize) };
+    // SAFETY: as above, for every row loaded below.
+    let mut next = || unsafe {
+        let [l, o, r] = row_words(p, flip);
+        p = p.add(PITCH as usize);
+        max_across::<KW>(l, o, r, KW as u32)
+    };
+    let mut win = [[0u32; 2]; K];
+    crate::unroll!(K, |i| {
+        if i + 1 < K {
+            win[i + 1] = next();
+        }
+    });
+    for r in s.r0..s.r1 {
+        crate::unroll!(K, |i| {
+            if i + 1 < K {
+                win[i] = win[i + 1];
+            }
+        });
+        win[K - 1] = next();
+        let mut m = win[c];
+        if kh >= 3 {
+            m = max_lanes(m, max_lanes(win[c - 1], win[c + 1]));
+        }
+        if K == 5 && kh == 5 {
+            m = max_lanes(m, max_lanes(win[0], win[4]));
+        }
+        // SAFETY: an output row of the strip.
+        unsafe { sink.put(r, join_lane_words(m[0], m[1]) ^ flip) };
+    }
+}
+
+/// A u8 step over the region rows `[y0, y1)` × word columns `[j0, j1)`, from `src` into `dst`:
+/// the kind chosen once per step, then the thread's strip.
+///
+/// Its outputs go through the step's table (`s.table`, of `tables`) if it has one: the point
+/// steps after it cost a lookup per pixel, not a pass through the buffers of their own.
+///
+/// # Safety
+/// `src` and `dst` are distinct buffers of the frame; `1 ≤ j0 ≤ j1 ≤ pitch − 1`; `tables` holds
+/// the step's table.
+#[inline(always)]
+pub(super) unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, region: [u32; 4], tables: *const u8) {
+    let Some(strip) = Strip::of(region) else {
+        return;
+    };
+    // SAFETY: word j of the buffer's row 0 (rows are added per output).
+    let dst = unsafe { dst.add(strip.j as usize) };
+    // SAFETY: forwarded.
+    unsafe {
+        match s.table {
+            0 => step_strip(s, src, strip, &mut BufferSink::<false> { dst, lut: tables }),
+            t => {
+                let lut = tables.wrapping_add((t - 1) as usize * CHAIN_LUT_BYTES as usize);
+                step_strip(s, src, strip, &mut BufferSink::<true> { dst, lut })
+            }
+        }
+    }
+}
+
+/// The step's kind, chosen once, down the strip.
+///
+/// # Safety
+/// As [`run_step`]; `sink` writes the strip's rows of the other buffer.
+#[inline(always)]
+unsafe fn step_strip(s: &ChainStep, src: *const u32, strip: Strip, sink: &mut impl Sink<u32>) {
+    let (kind, kh, kw) = (s.kind, s.kh, s.kw);
+    let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
+    // SAFETY: the caller's buffers; every region's strip reads its rows and their window.
+    unsafe {
+        if kind == ChainKind::Gaussian3x3 as u32 {
+            linear_strip(&Gauss, src, strip, sink)
+        } else if kind == ChainKind::Point as u32 {
+            for r in strip.r0..strip.r1 {
+                sink.put(r, *src.add((r * PITCH + strip.j) as usize));
+            }
+        } else {
+            match (kh == 5, kw) {
+                (_, 5) => morph_strip::<5, 5>(src, strip, kh, flip, sink),
+                (true, 3) => morph_strip::<5, 3>(src, strip, kh, flip, sink),
+                (true, _) => morph_strip::<5, 1>(src, strip, kh, flip, sink),
+                (false, 3) => linear_strip(&Morph3::<3> { kh, flip }, src, strip, sink),
+                (false, _) => linear_strip(&Morph3::<1> { kh, flip }, src, strip, sink),
+            }
+        }
+    }
+}
+
+/// A Sobel last step's outputs into the planes' memory: the derivative as i16 (two words per
+/// input word; a warp: 256 contiguous bytes per row), or the magnitude as f32 (four words). A
+/// strip inside the plane stores whole words from one offset stepped by the row length; the
+/// others check each word.
+struct PlaneSink<const OUT: u32> {
+    y: *mut u8,
+    /// Element offset of the strip's word in buffer row 0 (may lie before the plane: only rows
+    /// of the strip are stored).
+    o: isize,
+    /// The strip's word: its first pixel's image column, and the image row of buffer row 0.
+    gx: u32,
+    gy0: i32,
+    h: u32,
+    w: u32,
+    whole_words: bool,
+    inside: bool,
+}
+
+impl<const OUT: u32> Sink<[u32; 4]> for PlaneSink<OUT> {
+    #[inline(always)]
+    unsafe fn put(&mut self, r: u32, words: [u32; 4]) {
+        let o = (self.o + r as isize * self.w as isize) as usize;
+        if self.inside {
+            // SAFETY: the strip's pixels lie in the plane; rows of whole aligned words.
+            unsafe { store_word::<OUT>(self.y, o, words, 4, true) };
+            return;
+        }
+        let gy = (self.gy0 + r as i32) as u32;
+        if gy < self.h && self.gx < self.w {
+            // SAFETY: pixel (gy, gx) of the plane and those after it in the row.
+            unsafe { store_word::<OUT>(self.y, o, words, self.w - self.gx, self.whole_words) };
+        }
+    }
+}
+
+/// The i16 Sobel's two lane words as the sink's words.
+struct I16Words<'a, S>(&'a mut S);
+
+impl<S: Sink<[u32; 4]>> Sink<[u32; 2]> for I16Words<'_, S> {
+    #[inline(always)]
+    unsafe fn put(&mut self, r: u32, [lo, hi]: [u32; 2]) {
+        // SAFETY: forwarded.
+        unsafe { self.0.put(r, [lo, hi, 0, 0]) }
+    }
+}
+
+/// A Sobel last step over the tile's region, stored from registers: the derivative as i16, or
+/// with `OUT` f32 both derivatives' `√(g0² + g1²)` as f32 (the same f32 arithmetic as the op
+/// alone: `u · u + v · v` rounded per operation, then a correctly rounded square root).
+///
+/// # Safety
+/// As [`run_step`]; `y` holds the planes' outputs, 16-byte aligned if `whole_words`.
+#[inline(always)]
+pub(super) unsafe fn sobel_last<const OUT: u32>(
+    s: &ChainStep,
+    src: *const u32,
+    y: *mut u8,
+    f: &Frame,
+    tile: [u32; 4],
+    out0: usize,
+    whole_words: bool,
+) {
+    let Some(strip) = Strip::of(tile) else {
+        return;
+    };
+    let (h, w) = (f.h as u32, f.w as u32);
+    let gx = (f.ox + 4 * strip.j as i32) as u32;
+    let (last_gy, gy0) = ((f.oy + strip.r1 as i32 - 1) as u32, f.oy);
+    let sink = &mut PlaneSink::<OUT> {
+        y,
+        o: out0 as isize + gy0 as isize * w as isize + gx as isize,
+        gx,
+        gy0,
+        h,
+        w,
+        whole_words,
+        inside: whole_words && last_gy < h && gx + 4 <= w,
+    };
+    // SAFETY: forwarded.
+    unsafe {
+        if OUT == CHAIN_OUT_F32 {
+            linear_strip(&Magnitude, src, strip, sink)
+        } else if s.kind == ChainKind::Sobel0 as u32 {
+            linear_strip(&Packed::<Sobel0<u8, i16>>(PhantomData), src, strip, &mut I16Words(sink))
+        } else {
+            linear_strip(&Packed::<Sobel1<u8, i16>>(PhantomData), src, strip, &mut I16Words(sink))
+        }
+    }
+}
