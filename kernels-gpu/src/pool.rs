@@ -834,18 +834,17 @@ pub unsafe fn shared_tile<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
 // Entries
 // ---------------------------------------------------------------------------------------------
 
-/// Launch bounds of the 3-wide vectorized kernels: 3 resident blocks (85 registers) for max —
-/// what its u8 argmax form (8 outputs per thread) reaches without spilling; none for the average,
-/// which ptxas fits in 64 registers unbounded but spills under any bound (sm_90).
+/// Launch bounds of the 3-wide vectorized kernels: the instance's `blocks3` resident blocks
+/// (`for_each_pool_instance!`), none for 0.
 macro_rules! vectorized3_bounds {
-    (Max, $symbol:expr) => {
-        $crate::launch_bounds!($symbol, 256, 3);
+    (0, $symbol:expr) => {};
+    ($blocks:literal, $symbol:expr) => {
+        $crate::launch_bounds!($symbol, 256, $blocks);
     };
-    (Avg, $symbol:expr) => {};
 }
 
 macro_rules! pool_entries {
-    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal;)*) => {$(
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal, $blocks3:tt;)*) => {$(
         pub mod $inst {
             use super::*;
 
@@ -880,12 +879,12 @@ macro_rules! pool_entries {
             pub unsafe extern "ptx-kernel" fn vectorized_argmax(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
                 unsafe { super::vectorized::<$t, $op, true>(x, y, idx, &a) }
             }
-            vectorized3_bounds!($op, $crate::pool_kernel_name!($inst, "vectorized3"));
+            vectorized3_bounds!($blocks3, $crate::pool_kernel_name!($inst, "vectorized3"));
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized3"))]
             pub unsafe extern "ptx-kernel" fn vectorized3(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
                 unsafe { super::vectorized3::<$t, $op, false>(x, y, idx, &a) }
             }
-            vectorized3_bounds!($op, $crate::pool_kernel_name!($inst, "vectorized3_argmax"));
+            vectorized3_bounds!($blocks3, $crate::pool_kernel_name!($inst, "vectorized3_argmax"));
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized3_argmax"))]
             pub unsafe extern "ptx-kernel" fn vectorized3_argmax(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
                 unsafe { super::vectorized3::<$t, $op, true>(x, y, idx, &a) }
