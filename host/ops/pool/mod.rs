@@ -1,6 +1,6 @@
 //! 2D pooling over the last two axes: max pooling (u8, u16, i32, f32, f64; optional argmax) and
 //! average pooling (f32, f64), with PyTorch's semantics, through the ladder of
-//! `kernels-gpu/src/pool.rs`.
+//! `kernels-gpu/src/pool/`.
 //!
 //! # Semantics
 //! Leading axes are a batch of planes (NCHW works as is). Parameters are a [`Pool2d`] (max) or an
@@ -81,7 +81,7 @@ pub use plan::*;
 // Variants, element types, kernel table
 // ---------------------------------------------------------------------------------------------
 
-/// Which rung of the pooling ladder runs (module docs of `kernels-gpu/src/pool.rs`).
+/// Which rung of the pooling ladder runs (module docs of `kernels-gpu/src/pool/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum PoolVariant {
     /// One output per thread, plain global loads (the baseline). L1 serves the overlap of
