@@ -534,7 +534,7 @@ macro_rules! window_fused_name {
 /// row kernel and the narrow-window one, `m` its launch bound; no fused box) and `separable` for the others. `blocks`, `n` and `b` are launch bounds
 /// (resident blocks per SM the registers must allow; 256 threads, 128 for the fused box): the
 /// most that ptxas sm_90 reaches without spilling (4 at 64 registers, 3 at 80; the fused box 3 at
-/// 168, or 2 where its shared memory allows no more).
+/// 168, or 2 where its shared memory allows no more; the f32-input narrow kernels 3, f64's 2).
 #[macro_export]
 macro_rules! for_each_window_instance {
     ($m:ident) => {
@@ -548,8 +548,8 @@ macro_rules! for_each_window_instance {
             i32_f32 => i32, f32, f32, fused(3, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
-            f32_f32 => f32, f32, f32, float_rows(2, 2), 3;
-            f32_f64 => f32, f64, f64, float_rows(2, 2), 3;
+            f32_f32 => f32, f32, f32, float_rows(2, 3), 3;
+            f32_f64 => f32, f64, f64, float_rows(2, 3), 3;
             f64_f64 => f64, f64, f64, float_rows(2, 2), 3;
         }
     };
