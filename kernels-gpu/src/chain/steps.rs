@@ -175,15 +175,29 @@ impl Linear3 for Magnitude {
     }
 }
 
-/// Max of `kh × KW` (`kh` 1 or 3, `KW` 1 or 3) on words XORed with `flip` (all ones: the
-/// erosion): each row across ([`max_across`], its width a constant), then the `kh` rows
-/// centred on the output.
-struct Morph3<const KW: usize> {
+/// Max of `kh × KW` (odd `kh`, `KW` up to 5) on words XORed with `flip` (all ones: the
+/// erosion): each row across ([`max_across`], its width a constant), then the `kh` rows centred
+/// on the output. As a [`Linear3`], the windows of reach 3 (`kh` 1 or 3); [`morph5_strip`] takes
+/// reach 5.
+struct Morph<const KW: usize> {
     kh: u32,
     flip: u32,
 }
 
-impl<const KW: usize> Linear3 for Morph3<KW> {
+impl<const KW: usize> Morph<KW> {
+    /// The max of the three rows centred on the output (the centre row alone for `kh = 1`).
+    #[inline(always)]
+    fn centre(&self, [a, b, c]: [[u32; 2]; 3]) -> [u32; 2] {
+        if self.kh >= 3 { max_lanes(b, max_lanes(a, c)) } else { b }
+    }
+    /// The output word of a max's lane words.
+    #[inline(always)]
+    fn join(&self, m: [u32; 2]) -> u32 {
+        join_lane_words(m[0], m[1]) ^ self.flip
+    }
+}
+
+impl<const KW: usize> Linear3 for Morph<KW> {
     type Mid = [u32; 2];
     type Out = u32;
     #[inline(always)]
@@ -192,9 +206,8 @@ impl<const KW: usize> Linear3 for Morph3<KW> {
         max_across::<KW>(l, o, r, KW as u32)
     }
     #[inline(always)]
-    fn down(&self, [a, b, c]: [[u32; 2]; 3]) -> u32 {
-        let m = if self.kh >= 3 { max_lanes(b, max_lanes(a, c)) } else { b };
-        join_lane_words(m[0], m[1]) ^ self.flip
+    fn down(&self, m: [[u32; 2]; 3]) -> u32 {
+        self.join(self.centre(m))
     }
 }
 
@@ -237,51 +250,36 @@ unsafe fn linear_strip<F: Linear3>(f: &F, src: *const u32, s: Strip, sink: &mut 
     }
 }
 
-/// Max of `kh × KW` (odd `kh` up to `K`, the instantiation's reach down, 3 or 5) down the strip,
-/// on words XORed with `flip` (all ones: the erosion): each row across once ([`max_across`], its
-/// width a constant), then the `kh` rows centred on each output from a window of the last `K`.
+/// A [`Morph`] of reach 5 down the strip (`kh` up to 5): each row across once, then the `kh`
+/// rows centred on each output from a window of the last five, moved a row per output.
 ///
 /// # Safety
-/// As [`linear_strip`], for the rows `r0 − K / 2 ..= r1 − 1 + K / 2`.
+/// As [`linear_strip`], for the rows `r0 − 2 ..= r1 + 1`.
 #[inline(always)]
-unsafe fn morph_strip<const K: usize, const KW: usize>(
-    src: *const u32,
-    s: Strip,
-    kh: u32,
-    flip: u32,
-    sink: &mut impl Sink<u32>,
-) {
-    let c = K / 2;
+unsafe fn morph5_strip<const KW: usize>(m: &Morph<KW>, src: *const u32, s: Strip, sink: &mut impl Sink<u32>) {
     // SAFETY: the caller's rows (slack rows around the region).
-    let mut p = unsafe { src.offset(((s.r0 as i32 - c as i32) * PITCH as i32 + s.j as i32) as isize) };
+    let mut p = unsafe { src.offset(((s.r0 as i32 - 2) * PITCH as i32 + s.j as i32) as isize) };
     // SAFETY: as above, for every row loaded below.
     let mut next = || unsafe {
-        let [l, o, r] = row_words(p, flip);
+        let a = m.across(row_words(p, 0));
         p = p.add(PITCH as usize);
-        max_across::<KW>(l, o, r, KW as u32)
+        a
     };
-    let mut win = [[0u32; 2]; K];
-    crate::unroll!(K, |i| {
-        if i + 1 < K {
-            win[i + 1] = next();
-        }
+    let mut win = [[0u32; 2]; 5];
+    crate::unroll!(4, |i| {
+        win[i + 1] = next();
     });
     for r in s.r0..s.r1 {
-        crate::unroll!(K, |i| {
-            if i + 1 < K {
-                win[i] = win[i + 1];
-            }
+        crate::unroll!(4, |i| {
+            win[i] = win[i + 1];
         });
-        win[K - 1] = next();
-        let mut m = win[c];
-        if kh >= 3 {
-            m = max_lanes(m, max_lanes(win[c - 1], win[c + 1]));
-        }
-        if K == 5 && kh == 5 {
-            m = max_lanes(m, max_lanes(win[0], win[4]));
+        win[4] = next();
+        let mut w = m.centre([win[1], win[2], win[3]]);
+        if m.kh == 5 {
+            w = max_lanes(w, max_lanes(win[0], win[4]));
         }
         // SAFETY: an output row of the strip.
-        unsafe { sink.put(r, join_lane_words(m[0], m[1]) ^ flip) };
+        unsafe { sink.put(r, m.join(w)) };
     }
 }
 
@@ -331,11 +329,11 @@ unsafe fn step_strip(s: &ChainStep, src: *const u32, strip: Strip, sink: &mut im
             }
         } else {
             match (kh == 5, kw) {
-                (_, 5) => morph_strip::<5, 5>(src, strip, kh, flip, sink),
-                (true, 3) => morph_strip::<5, 3>(src, strip, kh, flip, sink),
-                (true, _) => morph_strip::<5, 1>(src, strip, kh, flip, sink),
-                (false, 3) => linear_strip(&Morph3::<3> { kh, flip }, src, strip, sink),
-                (false, _) => linear_strip(&Morph3::<1> { kh, flip }, src, strip, sink),
+                (_, 5) => morph5_strip(&Morph::<5> { kh, flip }, src, strip, sink),
+                (true, 3) => morph5_strip(&Morph::<3> { kh, flip }, src, strip, sink),
+                (true, _) => morph5_strip(&Morph::<1> { kh, flip }, src, strip, sink),
+                (false, 3) => linear_strip(&Morph::<3> { kh, flip }, src, strip, sink),
+                (false, _) => linear_strip(&Morph::<1> { kh, flip }, src, strip, sink),
             }
         }
     }
