@@ -550,8 +550,10 @@ where
     Ok(())
 }
 
-/// Row windows of i32 (the tutorial's int image, W11; and samples of ±2^30, the 128-bit squares'
-/// path), u16 and f32 images of `side²` into two f32 images, through the running sums and `Auto`.
+/// Row windows of i32, u16 and f32 images of `side²` into two f32 images, through the running
+/// sums and `Auto`. The sliding kernel's accumulator classes by sample range: 8-bit samples (the
+/// tutorial's int image, W11) and 12-bit ones slide in 32 bits at both widths, ±2^20 in u64
+/// squares (`I32_NARROW_MAX`), ±2^30 in 128 bits; u16 over its whole range in u64.
 fn window_types(
     gpu: &Gpu,
     side: usize,
@@ -561,29 +563,18 @@ fn window_types(
     let variants = [WindowVariant::RunningSum, WindowVariant::Auto];
     let seed = side as u64 + 1;
     let (n, v) = (side * side, &variants[..]);
-    window_rows(
-        gpu,
-        &support::image::<i32>(n, seed),
-        side,
-        copy,
-        "window_sum_sumsq i32→f32",
-        v,
-        record,
-    )?;
-    // Samples past ±2^21, which the sliding kernel's tiles sum in 128 bits (`I32_NARROW_MAX`).
-    let wide: Vec<i32> = support::image::<i32>(n, seed)
-        .into_iter()
-        .map(|v| (v - 128) << 23)
-        .collect();
-    window_rows(
-        gpu,
-        &wide,
-        side,
-        copy,
-        "window_sum_sumsq i32→f32 (±2^30)",
-        &variants[1..],
-        record,
-    )?;
+    let bytes = support::image::<i32>(n, seed);
+    window_rows(gpu, &bytes, side, copy, "window_sum_sumsq i32→f32", v, record)?;
+    // The same bytes spread to other ranges: 12 bits, ±2^20, ±2^30.
+    let spread = |f: fn(i32) -> i32| bytes.iter().map(|&v| f(v)).collect::<Vec<i32>>();
+    let auto = &variants[1..];
+    for (data, family) in [
+        (spread(|v| v << 4 | v >> 4), "window_sum_sumsq i32→f32 (12-bit)"),
+        (spread(|v| (v - 128) << 13), "window_sum_sumsq i32→f32 (±2^20)"),
+        (spread(|v| (v - 128) << 23), "window_sum_sumsq i32→f32 (±2^30)"),
+    ] {
+        window_rows(gpu, &data, side, copy, family, auto, record)?;
+    }
     window_rows(
         gpu,
         &support::image::<u16>(n, seed),
@@ -591,6 +582,16 @@ fn window_types(
         copy,
         "window_sum_sumsq u16→f32",
         v,
+        record,
+    )?;
+    let full: Vec<u16> = support::image::<u16>(n, seed).into_iter().map(|v| v << 8 | v).collect();
+    window_rows(
+        gpu,
+        &full,
+        side,
+        copy,
+        "window_sum_sumsq u16→f32 (16-bit)",
+        auto,
         record,
     )?;
     window_rows(

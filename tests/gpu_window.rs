@@ -279,26 +279,51 @@ fn row_trial<T: In>(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Re
     row_trial_on::<T>(gpu, border, shape, T::random(len, seed), seed)
 }
 
-/// i32 rows whose samples lie within ±`I32_NARROW_MAX` (the range the sliding kernel slides its
-/// squares in u64), both ends included, so its tiles take the narrow path; every shape's last row
-/// (and on rows of several tiles, one tile only) holds one sample just past it, so tiles of the
-/// 128-bit path sit beside narrow ones. Against the same oracles as every row trial.
-fn row_trial_i32_narrow(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Result<(), Failed> {
-    use gpuprims::abi::window::I32_NARROW_MAX;
+/// Rows whose samples lie in `[lo, hi]`, both ends included, so the sliding kernel's tiles take a
+/// narrower accumulator class ([`SlideIn`](gpuprims::abi::window::SlideIn)); every shape's last
+/// row (and on rows of several tiles, one tile only) holds one sample at `hi + 1`, so tiles of the
+/// next class sit beside them. Against the same oracles as every row trial.
+fn row_trial_within<T: In + TryFrom<i64>>(
+    gpu: &Gpu,
+    border: Border,
+    shape: &[usize],
+    seed: u64,
+    (lo, hi): (i64, i64),
+) -> Result<(), Failed> {
     let len: usize = shape.iter().product();
     let n = *shape.last().expect("shape");
-    let m = I32_NARROW_MAX as i32;
     let mut g = rng(seed);
-    let mut x: Vec<i32> = (0..len)
+    let mut x: Vec<i64> = (0..len)
         .map(|k| match k % 97 {
-            0 => m,
-            1 => -m,
-            _ => g.random_range(-m..=m),
+            0 => hi,
+            1 => lo,
+            _ => g.random_range(lo..=hi),
         })
         .collect();
     let last_row = len - n;
-    x[last_row + n / 2] = m + 1;
-    row_trial_on::<i32>(gpu, border, shape, x, seed)
+    x[last_row + n / 2] = hi + 1;
+    let x = x
+        .into_iter()
+        .map(|v| T::try_from(v).ok().expect("in the type's range"))
+        .collect();
+    row_trial_on::<T>(gpu, border, shape, x, seed)
+}
+
+/// The sample ranges of the sliding kernel's narrower classes, by input type and class name:
+/// i32 within ±`I32_NARROW_MAX` (squares in u64), i32 and u16 within the 32-bit class's bound
+/// at width 255 (`fits_small32`: ±4104; so widths up to 255 slide in 32 bits, wider ones not).
+fn class_ranges() -> [(&'static str, &'static str, (i64, i64)); 3] {
+    use gpuprims::abi::window::{I32_NARROW_MAX, fits_small32};
+    let m = I32_NARROW_MAX as i64;
+    let small = (0..=u16::MAX as u32)
+        .take_while(|&v| fits_small32(v, 255))
+        .last()
+        .expect("0 fits") as i64;
+    [
+        ("i32", "narrow", (-m, m)),
+        ("i32", "small", (-small, small)),
+        ("u16", "small", (0, small)),
+    ]
 }
 
 fn row_trial_on<T: In>(gpu: &Gpu, border: Border, shape: &[usize], data: Vec<T>, seed: u64) -> Result<(), Failed> {
@@ -984,12 +1009,17 @@ pub fn trials() -> Vec<Trial> {
         )*};
     }
     per_type!(u8, u16, i32, f32, f64);
-    for (bi, border) in Border::ALL.into_iter().enumerate() {
-        for (si, shape) in ROW_SHAPES.iter().enumerate() {
-            let dims = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
-            let name = format!("gpu::window::rows::i32_narrow::{}::{dims}", border.name());
-            let seed = 9000 + (bi * 16 + si) as u64;
-            t.push(gpu_trial(name, move |g| row_trial_i32_narrow(g, border, shape, seed)));
+    for (ci, (ty, class, range)) in class_ranges().into_iter().enumerate() {
+        for (bi, border) in Border::ALL.into_iter().enumerate() {
+            for (si, shape) in ROW_SHAPES.iter().enumerate() {
+                let dims = shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+                let name = format!("gpu::window::rows::{ty}_{class}::{}::{dims}", border.name());
+                let seed = 9000 + (ci * 256 + bi * 16 + si) as u64;
+                t.push(match ty {
+                    "i32" => gpu_trial(name, move |g| row_trial_within::<i32>(g, border, shape, seed, range)),
+                    _ => gpu_trial(name, move |g| row_trial_within::<u16>(g, border, shape, seed, range)),
+                });
+            }
         }
     }
     for border in Border::ALL {

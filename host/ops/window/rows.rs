@@ -98,7 +98,7 @@ impl<T: WindowElement> RowPlan<T> {
         let (sum_size, sumsq_size) = instance.output_sizes();
         let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size), T::FLOAT);
         let sliding_bytes = if T::FLOAT {
-            float_sliding_layout(sum_size, sumsq_size).bytes
+            float_sliding_layout(sum_size, sumsq_size, w < FLOAT_NARROW_BELOW).bytes
         } else {
             sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes
         };

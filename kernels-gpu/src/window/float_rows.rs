@@ -32,7 +32,7 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 ///
 /// # Safety
 /// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
-/// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`.
+/// memory of `float_sliding_layout(.., NARROW).bytes`; widths up to `SLIDING_MAX_WIDTH`.
 pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     x: *const T,
     sum: *mut S,
@@ -47,7 +47,7 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     let total_tiles = a.rows * a.n.div_ceil(span);
     let w = a.width as usize;
     let t = thread_idx() as usize;
-    let layout = float_sliding_layout(core::mem::size_of::<S>(), core::mem::size_of::<Q>());
+    let layout = float_sliding_layout(core::mem::size_of::<S>(), core::mem::size_of::<Q>(), NARROW);
     // SAFETY: the host sized shared memory with float_sliding_layout.
     let (tile, chunks, stage_s, stage_q) = unsafe {
         let base: *mut u8 = dynamic_shared();

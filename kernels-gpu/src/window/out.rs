@@ -132,17 +132,19 @@ macro_rules! from_acc {
 // below 2^53, where every u16 sum lies; the same double rounding above it, where i32 tiles of the
 // narrow accumulator can reach).
 from_acc! {
-    f32: u32, i64, f64 => |a| a as f32;
+    f32: u32, i32, i64, f64 => |a| a as f32;
     f32: u64 => |a: u64| a as f64 as f32;
     f32: W128 => |a: W128| a.to_f64_signed() as f32;
-    f64: u32, u64, i64 => |a| a as f64;
+    f64: u32, i32, u64, i64 => |a| a as f64;
     f64: W128 => |a: W128| a.to_f64_signed();
     f64: f64 => |a| a;
     u32: u32 => |a| a;
     u64: u32 => |a| a as u64;
     u64: u64 => |a| a;
+    i64: i32 => |a| a as i64;
     i64: i64 => |a| a;
     W128: W128 => |a| a;
+    W128: u32 => |a: u32| W128::from_u64(a as u64);
     W128: u64 => W128::from_u64;
 }
 

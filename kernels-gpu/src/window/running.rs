@@ -566,8 +566,9 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     T::S: WarpShuffle,
     T::SQ: WarpShuffle,
     T::NQ: WarpShuffle,
-    S: FromAcc<T::S>,
-    Q: FromAcc<T::SQ> + FromAcc<T::NQ>,
+    T::SS: WarpShuffle,
+    S: FromAcc<T::S> + FromAcc<T::SS>,
+    Q: FromAcc<T::SQ> + FromAcc<T::NQ> + FromAcc<u32>,
 {
     let size = core::mem::size_of::<T>();
     const { assert!((P * core::mem::size_of::<T>()).is_multiple_of(16) && P <= 16) };
@@ -610,15 +611,22 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
         // SAFETY: callers pass p < len (inside the staged tile).
         unsafe { (tile.add((b + 4 * (b / run)) as usize) as *const T).read() }
     };
-    let narrow = T::HAS_NARROW && {
-        let mut outside = false;
+    // The tile's accumulator class, block-uniform: the 32-bit one, else the narrow one, else
+    // the general one (each tried only when the type has it, one barrier each).
+    let (small, narrow) = if T::HAS_SMALL || T::HAS_NARROW {
+        let mut m = 0u32;
         let mut p = t;
         while p < cur.len {
-            outside |= !at(p).fits_narrow();
+            m = m.max(at(p).magnitude());
             p += WINDOW_BLOCK as usize;
         }
-        // SAFETY: every thread reaches it (HAS_NARROW is a constant).
-        !unsafe { sync_threads_or(outside) }
+        // SAFETY: every thread reaches both barriers (the constants and the first barrier's
+        // result are uniform).
+        let small = T::HAS_SMALL && !unsafe { sync_threads_or(!fits_small32(m, a.width)) };
+        let narrow = !small && T::HAS_NARROW && !unsafe { sync_threads_or(m > T::NARROW_MAX) };
+        (small, narrow)
+    } else {
+        (false, false)
     };
     let out = TileOut {
         sum,
@@ -626,13 +634,15 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
         stage_s,
         stage_q,
     };
-    // SAFETY: the staged tile; the layout's chunk and stage regions (sized for the wider
-    // accumulators).
+    // SAFETY: the staged tile; the layout's chunk and stage regions (sized for the general
+    // accumulators, the widest).
     unsafe {
-        if narrow {
-            slide_tile::<T, T::NQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_narrow())
+        if small {
+            slide_tile::<T, T::SS, u32, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_small())
+        } else if narrow {
+            slide_tile::<T, T::S, T::NQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_narrow())
         } else {
-            slide_tile::<T, T::SQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_slide())
+            slide_tile::<T, T::S, T::SQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_slide())
         }
     };
 }
@@ -646,25 +656,25 @@ struct TileOut<S, Q> {
     stage_q: *mut u8,
 }
 
-/// Steps 2–4 of [`sliding_sum`] for one staged tile, its squares summed in `SQ`; `elem(p)` lifts
-/// the tile's sample at position `p`.
+/// Steps 2–4 of [`sliding_sum`] for one staged tile, its sums accumulated in `SS` and its squares
+/// in `SQ` (the tile's class); `elem(p)` lifts the tile's sample at position `p`.
 ///
 /// # Safety
 /// Called by every thread of the block after the tile was staged (and synced); `chunks` and the
-/// stages are [`sliding_sum`]'s shared regions, sized for `Sums<T::S, SQ>`.
+/// stages are [`sliding_sum`]'s shared regions, sized for the general accumulators, at least `Sums<SS, SQ>`.
 #[inline(always)]
 #[allow(unused_assignments)] // the last unrolled slide
-unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
+unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize>(
     cur: &SlidingTile,
     a: &RowArgs<T>,
-    chunks: *mut Sums<T::S, SQ>,
+    chunks: *mut Sums<SS, SQ>,
     out: TileOut<S, Q>,
-    elem: impl Fn(usize) -> Sums<T::S, SQ>,
+    elem: impl Fn(usize) -> Sums<SS, SQ>,
 ) where
     T: SlideIn,
-    T::S: WarpShuffle,
+    SS: Acc + WarpShuffle,
     SQ: Acc + WarpShuffle,
-    S: FromAcc<T::S>,
+    S: FromAcc<SS>,
     Q: FromAcc<SQ>,
 {
     let TileOut {
@@ -686,7 +696,7 @@ unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
         // sums chunks 2t and 2t + 1; a block scan of those pairs gives every prefix.
         let n_chunks = len.div_ceil(chunk);
         let chunk_sum = |j: usize| {
-            let mut acc = Sums::<T::S, SQ>::ZERO;
+            let mut acc = Sums::<SS, SQ>::ZERO;
             if j < n_chunks {
                 for p in j * chunk..(j * chunk + chunk).min(len) {
                     acc = acc.plus(elem(p));
@@ -707,7 +717,7 @@ unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
         let (a0, a1) = if scan {
             (chunk_sum(2 * t), chunk_sum(2 * t + 1))
         } else {
-            (Sums::<T::S, SQ>::ZERO, Sums::<T::S, SQ>::ZERO)
+            (Sums::<SS, SQ>::ZERO, Sums::<SS, SQ>::ZERO)
         };
         let pair = Seg {
             value: a0.plus(a1),
@@ -716,7 +726,7 @@ unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
         if scan {
             // SAFETY: every thread calls it (scan is uniform); the stage is free until the
             // outputs are staged (the scan's last barrier precedes any stage write).
-            let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<T::S, SQ>) };
+            let (before, _) = unsafe { block_exclusive_scan(pair, stage_s as *mut SegSums<SS, SQ>) };
             // SAFETY: 2t + 1 ≤ n_chunks + 1 slots of the chunk region (layout).
             unsafe {
                 if 2 * t <= n_chunks {
@@ -733,10 +743,10 @@ unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
     let s0 = t * P;
     let squares = !sumsq.is_null();
     let o = (cur.row_start + cur.o0) as usize;
-    if s0 < cur.outputs {
-        let count = (cur.outputs - s0).min(P);
-        // The first window [s0, s0 + w).
-        let mut acc = Sums::<T::S, SQ>::ZERO;
+    let active = s0 < cur.outputs;
+    // The first window [s0, s0 + w).
+    let mut acc = Sums::<SS, SQ>::ZERO;
+    if active {
         if wide {
             // Whole chunks from two prefix sums (w > 32 spans at least one), then the partial
             // chunks at both ends.
@@ -762,6 +772,15 @@ unsafe fn slide_tile<T, SQ, S, Q, const P: usize>(
                 acc = acc.plus(elem(p));
             }
         }
+    }
+    if wide {
+        // The chunk sums live in the squares' stage: every thread has read them before any
+        // stages an output.
+        // SAFETY: every thread reaches it (wide is uniform).
+        unsafe { sync_threads() };
+    }
+    if active {
+        let count = (cur.outputs - s0).min(P);
         let step = |c: usize| elem(s0 + c + w).minus(elem(s0 + c));
         if direct {
             // One 16-byte vector per thread and output: the stores already coalesce.

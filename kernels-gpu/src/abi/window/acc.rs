@@ -61,7 +61,12 @@ macro_rules! int_acc {
         }
     )*};
 }
-int_acc!(u32: |v: u32| W128::from_u64(v as u64), u64: W128::from_u64, i64: W128::from_i64);
+int_acc!(
+    u32: |v: u32| W128::from_u64(v as u64),
+    i32: |v: i32| W128::from_i64(v as i64),
+    u64: W128::from_u64,
+    i64: W128::from_i64
+);
 
 impl Acc for f64 {
     const ZERO: f64 = 0.0;
@@ -263,25 +268,35 @@ macro_rules! float_in {
 }
 float_in!(f32, f64);
 
-/// An integer input of the sliding kernel, with the accumulator of squares it slides in: the
-/// smallest whose wrapping arithmetic still ends exact for windows up to `SLIDING_MAX_WIDTH`
-/// (a running sum that adds and subtracts is exact modulo `2^bits`, so it only needs the final
-/// window sum to fit). u8 squares slide in u32 (`255² · 1024 < 2^32`): half the 64-bit adds and a
-/// cheaper conversion per output than the general `u64`.
+/// An integer input of the sliding kernel, with the accumulators it slides in: the smallest
+/// whose wrapping arithmetic still ends exact (a running sum that adds and subtracts is exact
+/// modulo `2^bits`, so it only needs the final window sum to fit). Squares slide in `SQ` for
+/// any tile; u8's in u32 (`255² · 1024 < 2^32`): half the 64-bit adds and a cheaper conversion
+/// per output than the general `u64`.
+///
+/// Wider types also have narrower classes for tiles whose samples are small, which the sliding
+/// kernel picks per tile from the largest [`SlideIn::magnitude`] among its samples (one barrier
+/// that ORs the threads' findings per class tried): the 32-bit class ([`fits_small32`]: sums in
+/// `SS`, squares in u32 — u8's arithmetic) and the narrow class (squares in `NQ`). Every class
+/// gives the same outputs: the window sums are the same integers, converted once.
 pub trait SlideIn: WindowIn {
     type SQ: Acc;
     fn lift_slide(self) -> Sums<Self::S, Self::SQ>;
-    /// A narrower accumulator of squares for tiles whose samples all pass
-    /// [`SlideIn::fits_narrow`]: the sliding kernel checks each staged tile (one barrier that ORs
-    /// the threads' findings) and slides such a tile in it. `SQ` itself for types without one
-    /// (`HAS_NARROW` false: no check).
+    /// `|x|` (0 for types without narrower classes).
+    #[inline(always)]
+    fn magnitude(self) -> u32 {
+        0
+    }
+    /// The 32-bit class's sum accumulator.
+    type SS: Acc;
+    /// Whether the type has the 32-bit class (u8 always slides in 32 bits: no check).
+    const HAS_SMALL: bool;
+    fn lift_small(self) -> Sums<Self::SS, u32>;
+    /// The narrow class's accumulator of squares (`SQ` itself for types without one).
     type NQ: Acc;
     const HAS_NARROW: bool;
-    /// Whether the sample is in the narrow accumulator's range.
-    #[inline(always)]
-    fn fits_narrow(self) -> bool {
-        false
-    }
+    /// Largest `|x|` of the narrow class.
+    const NARROW_MAX: u32 = 0;
     fn lift_narrow(self) -> Sums<Self::S, Self::NQ>;
     /// A window's sum of squares (exact in `SQ` for windows up to
     /// [`WindowIn::FUSED_MAX_WINDOW`]) in the general accumulator.
@@ -297,6 +312,17 @@ pub trait SlideIn: WindowIn {
         None
     }
 }
+
+/// Whether a tile of samples of magnitude at most `m` slides a window of `width` in 32 bits:
+/// `m² · width < 2^32`, so every window's sum of squares fits u32, and its sum, at most
+/// `width · m ≤ √(width · 2^32) ≤ 2^21` for widths up to [`SLIDING_MAX_WIDTH`], fits i32.
+/// Covers the 8- to 12-bit images of the field (`m ≤ 4104` at width 255, `16 921` at 15).
+#[inline(always)]
+pub fn fits_small32(m: u32, width: u32) -> bool {
+    m <= u16::MAX as u32 && m * m <= u32::MAX / width
+}
+// width · m ≤ √(width · 2^32) ≤ 2^21 < 2^31 (the i32 sums), and u16 sums below 2^32.
+const _: () = assert!(SLIDING_MAX_WIDTH << 32 <= 1 << 42 && 65535 * SLIDING_MAX_WIDTH < 1 << 32);
 
 /// Largest u8 window whose spread `n·Σx² − (Σx)² ≤ n² · 127.5²` stays below 2^32 (and `Σx ≤
 /// 255·n < 2^24`): u8 statistics into f32 form in 32-bit arithmetic up to it.
@@ -314,6 +340,12 @@ impl SlideIn for u8 {
     fn lift_slide(self) -> Sums<u32, u32> {
         let v = self as u32;
         Sums { s: v, q: v * v }
+    }
+    type SS = u32;
+    const HAS_SMALL: bool = false;
+    #[inline(always)]
+    fn lift_small(self) -> Sums<u32, u32> {
+        self.lift_slide()
     }
     type NQ = u32;
     const HAS_NARROW: bool = false;
@@ -341,6 +373,21 @@ impl SlideIn for u16 {
     #[inline(always)]
     fn lift_slide(self) -> Sums<u64, u64> {
         self.lift()
+    }
+    #[inline(always)]
+    fn magnitude(self) -> u32 {
+        self as u32
+    }
+    /// Sums of up to `SLIDING_MAX_WIDTH` samples fit u32 whatever they are.
+    type SS = u32;
+    const HAS_SMALL: bool = true;
+    #[inline(always)]
+    fn lift_small(self) -> Sums<u32, u32> {
+        let v = self as u32;
+        Sums {
+            s: v,
+            q: v.wrapping_mul(v),
+        }
     }
     type NQ = u64;
     const HAS_NARROW: bool = false;
@@ -373,12 +420,24 @@ impl SlideIn for i32 {
     fn lift_slide(self) -> Sums<i64, W128> {
         self.lift()
     }
+    #[inline(always)]
+    fn magnitude(self) -> u32 {
+        self.unsigned_abs()
+    }
+    type SS = i32;
+    const HAS_SMALL: bool = true;
+    /// `x²` in u32 is exact for `|x| ≤ 65535`, which the class implies.
+    #[inline(always)]
+    fn lift_small(self) -> Sums<i32, u32> {
+        let v = self as u32;
+        Sums {
+            s: self,
+            q: v.wrapping_mul(v),
+        }
+    }
     type NQ = u64;
     const HAS_NARROW: bool = true;
-    #[inline(always)]
-    fn fits_narrow(self) -> bool {
-        self.unsigned_abs() <= I32_NARROW_MAX
-    }
+    const NARROW_MAX: u32 = I32_NARROW_MAX;
     #[inline(always)]
     fn lift_narrow(self) -> Sums<i64, u64> {
         let v = self as i64;

@@ -368,10 +368,13 @@ pub const SLIDING_MAX_WIDTH: u64 = 1024;
 /// The sliding kernel's dynamic shared memory: byte offsets of its regions and the total.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SlidingLayout {
-    /// The prefix sums of the tile's 16-element chunks (`⌈len / 16⌉ + 1` of them), after the
-    /// padded input tile of `span + w − 1` samples (plus the 16-byte alignment lead-in).
+    /// The sums of the tile's 16-element chunks (wide windows only). Integer kernel: `⌈len / 16⌉ +
+    /// 1` prefix sums in the squares' stage, which they are done with before any output is staged
+    /// (a barrier apart), so they cost no shared memory of their own. Float kernel: one pair per
+    /// run after the tile (none for the narrow-window kernel).
     pub chunks: usize,
-    /// The staged sums (`span` values of the sum type, 16-byte aligned, swizzled).
+    /// The staged sums (`span` values of the sum type, 16-byte aligned, swizzled), after the
+    /// padded input tile of `span + w − 1` samples (plus the 16-byte alignment lead-in).
     pub stage_sum: usize,
     /// The staged sums of squares.
     pub stage_sumsq: usize,
@@ -381,7 +384,8 @@ pub struct SlidingLayout {
 
 /// Dynamic shared memory of the sliding kernel for a tile of `span` outputs of a window of
 /// `width`: the padded tile of `span + width − 1` elements (plus up to 16 bytes of alignment
-/// lead-in), the chunk prefix sums, then the two output stages.
+/// lead-in), then the two output stages, the second large enough for the chunk prefix sums
+/// (`sums_size` bytes each) too.
 pub const fn sliding_layout(
     span: u32,
     width: u64,
@@ -392,14 +396,20 @@ pub const fn sliding_layout(
 ) -> SlidingLayout {
     let elems = span as usize + width as usize - 1 + 16 / elem_size;
     let run = (span / WINDOW_BLOCK) as usize * elem_size;
-    let chunks = sliding_byte(elems, elem_size, run).next_multiple_of(16) + 16;
-    let stage_sum = (chunks + (elems.div_ceil(SLIDING_CHUNK as usize) + 1) * sums_size).next_multiple_of(16);
+    let stage_sum = sliding_byte(elems, elem_size, run).next_multiple_of(16) + 16;
     let stage_sumsq = stage_sum + span as usize * sum_size;
+    let chunk_bytes = (elems.div_ceil(SLIDING_CHUNK as usize) + 1) * sums_size;
+    let sumsq_bytes = span as usize * sumsq_size;
     SlidingLayout {
-        chunks,
+        chunks: stage_sumsq,
         stage_sum,
         stage_sumsq,
-        bytes: stage_sumsq + span as usize * sumsq_size,
+        bytes: stage_sumsq
+            + if chunk_bytes > sumsq_bytes {
+                chunk_bytes
+            } else {
+                sumsq_bytes
+            },
     }
 }
 
@@ -417,10 +427,12 @@ const _: () = assert!(
 
 /// Dynamic shared memory of the float sliding kernel (f32 and f64 inputs, whatever the width up
 /// to `SLIDING_MAX_WIDTH`): the transposed f64 tile (16 × [`FLOAT_TILE_RUNS`]), one `(Σ, Σ²)`
-/// f64 pair per run (the chunk sums), then the two output stages of 16 outputs per thread.
-pub const fn float_sliding_layout(sum_size: usize, sumsq_size: usize) -> SlidingLayout {
+/// f64 pair per run (the chunk sums; not for the `narrow`-window kernel, which never reads them,
+/// and then fits three blocks per SM of 228 KB instead of two), then the two output stages of 16
+/// outputs per thread.
+pub const fn float_sliding_layout(sum_size: usize, sumsq_size: usize, narrow: bool) -> SlidingLayout {
     let chunks = 16 * FLOAT_TILE_RUNS * 8;
-    let stage_sum = chunks + FLOAT_TILE_RUNS * 16;
+    let stage_sum = chunks + if narrow { 0 } else { FLOAT_TILE_RUNS * 16 };
     let span = WINDOW_BLOCK as usize * SLIDING_CHUNK as usize;
     let stage_sumsq = stage_sum + span * sum_size;
     SlidingLayout {
@@ -545,7 +557,7 @@ macro_rules! for_each_window_instance {
             u16_f32 => u16, f32, f32, fused(4, 3), 3;
             u16_f64 => u16, f64, f64, fused(4, 3), 3;
             u16_exact => u16, u64, u64, fused(4, 3), 3;
-            i32_f32 => i32, f32, f32, fused(3, 3), 3;
+            i32_f32 => i32, f32, f32, fused(4, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
             f32_f32 => f32, f32, f32, float_rows(2, 3), 3;
