@@ -466,10 +466,11 @@ impl<O: OutElem, const C: usize> StageWriter<O, C> {
     }
 }
 
-/// The sliding step of one thread's run of `P` window sums (the sliding and fused kernels):
-/// hands output `c` (a constant after
+/// The sliding step of one thread's run of `P` window sums: hands output `c` (a constant after
 /// unrolling) and its window sums to `put`, then moves the window by `step(c)` (entering minus
-/// leaving sample) while outputs remain.
+/// leaving sample) while outputs remain. A whole run (every thread's but at a row's end) is
+/// unrolled apart, without a bound test per output: the kernel is issue-bound, and the test and
+/// its branch were a fifth of each output's instructions.
 #[inline(always)]
 #[allow(unused_assignments)] // the last unrolled slide
 pub(super) fn slide_run<S: Acc, Q: Acc, const P: usize>(
@@ -478,12 +479,21 @@ pub(super) fn slide_run<S: Acc, Q: Acc, const P: usize>(
     step: impl Fn(usize) -> Sums<S, Q>,
     mut put: impl FnMut(usize, Sums<S, Q>),
 ) {
-    crate::unroll!(P, |c| {
-        put(c, acc);
-        if c + 1 < count {
-            acc = acc.plus(step(c));
-        }
-    });
+    if count == P {
+        crate::unroll!(P, |c| {
+            put(c, acc);
+            if c + 1 < P {
+                acc = acc.plus(step(c));
+            }
+        });
+    } else {
+        crate::unroll!(P, |c| {
+            put(c, acc);
+            if c + 1 < count {
+                acc = acc.plus(step(c));
+            }
+        });
+    }
 }
 
 /// Copies the block's `outputs` staged values to `dst` with coalesced stores: consecutive threads
@@ -611,6 +621,21 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
         // SAFETY: callers pass p < len (inside the staged tile).
         unsafe { (tile.add((b + 4 * (b / run)) as usize) as *const T).read() }
     };
+    // A thread's run of reads from position p0: positions p0 + c (c < P) span less than two
+    // runs of the layout, so they cross at most one pad, before position `split`; each read is
+    // then a constant offset from one of two bases (a select, not a division, per read).
+    let run_from = |p0: usize| {
+        let b = (lead + p0 as u32) * size as u32;
+        let first = b + 4 * (b / run);
+        let split = (run - b % run) / size as u32;
+        // SAFETY: both bases lie inside the tile region (offsets of its samples).
+        let (before, after) = unsafe { (tile.add(first as usize), tile.add(first as usize + 4)) };
+        move |c: usize| {
+            let base = if (c as u32) < split { before } else { after };
+            // SAFETY: callers read positions p0 + c < len (inside the staged tile).
+            unsafe { (base.add(c * size) as *const T).read() }
+        }
+    };
     // The tile's accumulator class, block-uniform: the 32-bit one, else the narrow one, else
     // the general one (each tried only when the type has it, one barrier each).
     let (small, narrow) = if T::HAS_SMALL || T::HAS_NARROW {
@@ -637,12 +662,13 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     // SAFETY: the staged tile; the layout's chunk and stage regions (sized for the general
     // accumulators, the widest).
     unsafe {
+        let reads = (at, run_from);
         if small {
-            slide_tile::<T, T::SS, u32, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_small())
+            slide_tile::<T, T::SS, u32, S, Q, P, _>(&cur, &a, chunks.cast(), out, reads, T::lift_small)
         } else if narrow {
-            slide_tile::<T, T::S, T::NQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_narrow())
+            slide_tile::<T, T::S, T::NQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, reads, T::lift_narrow)
         } else {
-            slide_tile::<T, T::S, T::SQ, S, Q, P>(&cur, &a, chunks.cast(), out, |p| at(p).lift_slide())
+            slide_tile::<T, T::S, T::SQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, reads, T::lift_slide)
         }
     };
 }
@@ -657,20 +683,24 @@ struct TileOut<S, Q> {
 }
 
 /// Steps 2–4 of [`sliding_sum`] for one staged tile, its sums accumulated in `SS` and its squares
-/// in `SQ` (the tile's class); `elem(p)` lifts the tile's sample at position `p`.
+/// in `SQ` (the tile's class). `reads`: the tile's sample at position `p`, and a thread's run of
+/// `P` samples from position `p0` (`run_from(p0)(c)`, the sample at `p0 + c`); `lift` lifts a
+/// sample into the class's accumulators.
 ///
 /// # Safety
 /// Called by every thread of the block after the tile was staged (and synced); `chunks` and the
 /// stages are [`sliding_sum`]'s shared regions, sized for the general accumulators, at least `Sums<SS, SQ>`.
 #[inline(always)]
 #[allow(unused_assignments)] // the last unrolled slide
-unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize>(
+unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(
     cur: &SlidingTile,
     a: &RowArgs<T>,
     chunks: *mut Sums<SS, SQ>,
     out: TileOut<S, Q>,
-    elem: impl Fn(usize) -> Sums<SS, SQ>,
+    (at, run_from): (impl Fn(usize) -> T, impl Fn(usize) -> R),
+    lift: impl Fn(T) -> Sums<SS, SQ>,
 ) where
+    R: Fn(usize) -> T,
     T: SlideIn,
     SS: Acc + WarpShuffle,
     SQ: Acc + WarpShuffle,
@@ -683,6 +713,7 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize>(
         stage_s,
         stage_q,
     } = out;
+    let elem = |p: usize| lift(at(p));
     // Outputs of one vector per thread skip the stage.
     let direct = const { P == S::LANES && P == Q::LANES };
     // Wide windows: chunk prefix sums by a block scan (O(1) per window) on long tiles only.
@@ -781,7 +812,8 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize>(
     }
     if active {
         let count = (cur.outputs - s0).min(P);
-        let step = |c: usize| elem(s0 + c + w).minus(elem(s0 + c));
+        let (leaving, entering) = (run_from(s0), run_from(s0 + w));
+        let step = |c: usize| lift(entering(c)).minus(lift(leaving(c)));
         if direct {
             // One 16-byte vector per thread and output: the stores already coalesce.
             let mut vs = [S::ZERO; P];
