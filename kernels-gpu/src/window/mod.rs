@@ -10,7 +10,7 @@
 //! | staged window | 1 output | its own window, copied to shared memory | registers | w | the read-modify-writes |
 //! | shared tile | 1 output | the block's tile + halo in shared memory | registers | w | `w` global reads per output |
 //! | running sum | 16 or 8 positions | global, once per block | running sums in shared memory | O(1) | the `w` in the cost |
-//! | sliding (integers, `w ≤ 1024`) | 16 bytes of input | a shared tile, 16-byte loads | one running pair in registers | O(1) | the scans; uncoalesced stores |
+//! | sliding (integers, `w ≤ 1024`) | 16 outputs (4-byte outputs), else 16 bytes of input | a shared tile, 16-byte loads | one running pair in registers, in the tile's accumulator class | O(1) | the scans; uncoalesced stores |
 //! | float sliding (f32, f64, `w ≤ 1024`) | 16 outputs | a transposed f64 tile, 16-byte loads | suffix sums per half run in registers | O(1) (`w ≥ 16`), `w` (narrower) | the block scans; per-read conversions |
 //!
 //! The running sum: a block scans positions `[0, T + w)` of its tile (`T` outputs), each thread a

@@ -550,15 +550,18 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 ///    ends and border positions one by one. The layout inserts 4 bytes after every thread's run
 ///    of `P` samples ([`sliding_byte`]), so the threads' run-strided reads below fall in
 ///    distinct banks.
-/// 2. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
-///    on long tiles (`P = 16`) scans those sums into prefix sums.
-/// 3. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
+/// 2. The tile's accumulator class ([`SlideIn`]): 32-bit sums and squares when every sample
+///    has `x² · w < 2^32` ([`fits_small32`]), else the narrow squares (i32: |x| < 2^27, u64
+///    instead of 128 bits), else the general ones; from the largest `|x|` each thread finds,
+///    one barrier that ORs per class tried.
+/// 3. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
+///    on long tiles (`P = 16`) scans those sums into prefix sums (kept in the squares' stage).
+/// 4. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
 ///    sums or `w/16` chunk sums — plus at most two partial ones), then slides it over its `P`
-///    outputs, adding the entering sample and
-///    subtracting the leaving one — exact in wrapping integer arithmetic ([`SlideIn`]); a tile
-///    whose samples all fit the type's narrow square accumulator (i32: |x| < 2^27) slides its
-///    squares in it (u64 instead of 128 bits), checked once per tile by a barrier that ORs.
-/// 4. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
+///    outputs, adding the entering sample and subtracting the leaving one — exact in wrapping
+///    integer arithmetic. Its reads of the leaving and entering runs each come from two bases
+///    (before and after the one pad a run of `P` positions can cross).
+/// 5. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
 ///    rows instead of one 16-byte piece per thread every `16·P / size` bytes.
 ///
 /// # Safety
