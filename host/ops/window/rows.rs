@@ -97,8 +97,10 @@ impl<T: WindowElement> RowPlan<T> {
         let sums = size_of::<Sums<T::S, T::Q>>();
         let (sum_size, sumsq_size) = instance.output_sizes();
         let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size), T::FLOAT);
+        // Float windows this narrow take the narrow sliding kernel, whose layout has no chunk sums.
+        let float_narrow = w < FLOAT_NARROW_BELOW;
         let sliding_bytes = if T::FLOAT {
-            float_sliding_layout(sum_size, sumsq_size, w < FLOAT_NARROW_BELOW).bytes
+            float_sliding_layout(sum_size, sumsq_size, float_narrow).bytes
         } else {
             sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes
         };
@@ -175,7 +177,7 @@ impl<T: WindowElement> RowPlan<T> {
         let id = match kernel {
             RowKernel::Table(k) => kernels.ids[instance as usize][k.index()],
             RowKernel::Sliding => match kernels.narrow[instance as usize] {
-                Some(narrow) if w < FLOAT_NARROW_BELOW => narrow,
+                Some(narrow) if float_narrow => narrow,
                 _ => kernels.sliding[instance as usize].ok_or_else(|| no_int_kernels(instance))?,
             },
         };

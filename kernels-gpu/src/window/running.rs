@@ -472,28 +472,35 @@ impl<O: OutElem, const C: usize> StageWriter<O, C> {
 /// unrolled apart, without a bound test per output: the kernel is issue-bound, and the test and
 /// its branch were a fifth of each output's instructions.
 #[inline(always)]
-#[allow(unused_assignments)] // the last unrolled slide
 pub(super) fn slide_run<S: Acc, Q: Acc, const P: usize>(
-    mut acc: Sums<S, Q>,
+    acc: Sums<S, Q>,
     count: usize,
+    step: impl Fn(usize) -> Sums<S, Q>,
+    put: impl FnMut(usize, Sums<S, Q>),
+) {
+    if count == P {
+        slide_until::<S, Q, P>(acc, P, step, put)
+    } else {
+        slide_until::<S, Q, P>(acc, count, step, put)
+    }
+}
+
+/// [`slide_run`]'s unrolled slide, moving the window while `c + 1 < bound` (a constant bound
+/// folds every test away).
+#[inline(always)]
+#[allow(unused_assignments)] // the last unrolled slide
+fn slide_until<S: Acc, Q: Acc, const P: usize>(
+    mut acc: Sums<S, Q>,
+    bound: usize,
     step: impl Fn(usize) -> Sums<S, Q>,
     mut put: impl FnMut(usize, Sums<S, Q>),
 ) {
-    if count == P {
-        crate::unroll!(P, |c| {
-            put(c, acc);
-            if c + 1 < P {
-                acc = acc.plus(step(c));
-            }
-        });
-    } else {
-        crate::unroll!(P, |c| {
-            put(c, acc);
-            if c + 1 < count {
-                acc = acc.plus(step(c));
-            }
-        });
-    }
+    crate::unroll!(P, |c| {
+        put(c, acc);
+        if c + 1 < bound {
+            acc = acc.plus(step(c));
+        }
+    });
 }
 
 /// Copies the block's `outputs` staged values to `dst` with coalesced stores: consecutive threads
@@ -619,17 +626,18 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     unsafe { sync_threads() };
     // Tile position p's sample; shared offsets in 32-bit arithmetic (sliding_byte's layout).
     let lead = cur.lead as u32;
+    let byte = |p: usize| (lead + p as u32) * size as u32;
+    let padded = |b: u32| b + 4 * (b / run);
     let at = |p: usize| {
-        let b = (lead + p as u32) * size as u32;
         // SAFETY: callers pass p < len (inside the staged tile).
-        unsafe { (tile.add((b + 4 * (b / run)) as usize) as *const T).read() }
+        unsafe { (tile.add(padded(byte(p)) as usize) as *const T).read() }
     };
     // A thread's run of reads from position p0: positions p0 + c (c < P) span less than two
     // runs of the layout, so they cross at most one pad, before position `split`; each read is
     // then a constant offset from one of two bases (a select, not a division, per read).
     let run_from = |p0: usize| {
-        let b = (lead + p0 as u32) * size as u32;
-        let first = b + 4 * (b / run);
+        let b = byte(p0);
+        let first = padded(b);
         let split = (run - b % run) / size as u32;
         // SAFETY: both bases lie inside the tile region (offsets of its samples).
         let (before, after) = unsafe { (tile.add(first as usize), tile.add(first as usize + 4)) };
@@ -685,14 +693,15 @@ struct TileOut<S, Q> {
     stage_q: *mut u8,
 }
 
-/// Steps 2–4 of [`sliding_sum`] for one staged tile, its sums accumulated in `SS` and its squares
+/// Steps 3–5 of [`sliding_sum`] for one staged tile, its sums accumulated in `SS` and its squares
 /// in `SQ` (the tile's class). `reads`: the tile's sample at position `p`, and a thread's run of
 /// `P` samples from position `p0` (`run_from(p0)(c)`, the sample at `p0 + c`); `lift` lifts a
 /// sample into the class's accumulators.
 ///
 /// # Safety
 /// Called by every thread of the block after the tile was staged (and synced); `chunks` and the
-/// stages are [`sliding_sum`]'s shared regions, sized for the general accumulators, at least `Sums<SS, SQ>`.
+/// stages are [`sliding_sum`]'s shared regions, sized for the general accumulators (at least
+/// `Sums<SS, SQ>`).
 #[inline(always)]
 #[allow(unused_assignments)] // the last unrolled slide
 unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(

@@ -410,7 +410,7 @@ impl SlideIn for u16 {
 /// of up to [`SLIDING_MAX_WIDTH`] such squares sums below 2^64, so the u64 sum is exact and
 /// converts as the 128-bit one does (`to_f64` of a value below 2^64 is its low word's, and f32
 /// outputs round through f64 in both) — the same outputs without 128-bit adds and conversions.
-/// Covers images and signals of up to 27 bits (24-bit audio, the tutorial's 8-bit image).
+/// Covers signals of up to 27 bits (24-bit audio) past the 32-bit class's range.
 pub const I32_NARROW_MAX: u32 = (1 << 27) - 1;
 const _: () = assert!((I32_NARROW_MAX as u128 * I32_NARROW_MAX as u128) * (SLIDING_MAX_WIDTH as u128) < 1 << 64);
 
