@@ -276,7 +276,17 @@ fn widths(n: usize) -> Vec<usize> {
 
 fn row_trial<T: In>(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Result<(), Failed> {
     let len: usize = shape.iter().product();
-    row_trial_on::<T>(gpu, border, shape, T::random(len, seed), seed)
+    let n = *shape.last().expect("shape");
+    row_trial_on::<T>(gpu, border, shape, T::random(len, seed), &widths(n), seed)
+}
+
+/// Every width the float sliding kernels split between them below 18 (1–2 and 16–17: van Herk;
+/// 3–15: the narrow kernel's groups of 4 outputs, each width sharing a different number of
+/// samples), on rows of two tiles and a partial one.
+fn float_narrow_widths<T: In>(gpu: &Gpu, border: Border, seed: u64) -> Result<(), Failed> {
+    let shape = [3, 2 * 4096 + 61];
+    let widths: Vec<usize> = (1..=17).collect();
+    row_trial_on::<T>(gpu, border, &shape, T::random(shape[0] * shape[1], seed), &widths, seed)
 }
 
 /// Rows whose samples lie in `[lo, hi]`, both ends included, so the sliding kernel's tiles take a
@@ -306,7 +316,7 @@ fn row_trial_within<T: In + TryFrom<i64>>(
         .into_iter()
         .map(|v| T::try_from(v).ok().expect("in the type's range"))
         .collect();
-    row_trial_on::<T>(gpu, border, shape, x, seed)
+    row_trial_on::<T>(gpu, border, shape, x, &widths(n), seed)
 }
 
 /// The sample ranges of the sliding kernel's narrower classes, by input type and class name:
@@ -326,14 +336,21 @@ fn class_ranges() -> [(&'static str, &'static str, (i64, i64)); 3] {
     ]
 }
 
-fn row_trial_on<T: In>(gpu: &Gpu, border: Border, shape: &[usize], data: Vec<T>, seed: u64) -> Result<(), Failed> {
+fn row_trial_on<T: In>(
+    gpu: &Gpu,
+    border: Border,
+    shape: &[usize],
+    data: Vec<T>,
+    widths: &[usize],
+    seed: u64,
+) -> Result<(), Failed> {
     let len: usize = shape.iter().product();
     let n = *shape.last().expect("shape");
     let rows = len / n;
     let host = ArrayD::from_shape_vec(IxDyn(shape), data).expect("shape");
     let flat = host.as_slice().expect("C order");
     let x = DeviceArray::upload(gpu, &host)?;
-    for width in widths(n) {
+    for &width in widths {
         let want: Vec<_> = positions(rows, n, width, seed ^ width as u64)
             .into_iter()
             .map(|(r, i)| ((r, i), cpu::row_oracle(&flat[r * n..][..n], width, border, i)))
@@ -856,22 +873,24 @@ fn non_finite_locality(gpu: &Gpu) -> Result<(), Failed> {
     x[5000] = f32::NAN;
     x[12_000] = f32::INFINITY;
     x[12_003] = f32::NEG_INFINITY;
-    let width = 301;
     let a = Array1::from(x.clone());
-    for variant in ROW_VARIANTS {
-        let (s, _): (Array1<f32>, Array1<f32>) = match gpu.window_sum_sumsq_with(&a, width, Border::Zero, variant) {
-            Err(Error::WindowTooLarge { .. }) if variant == WindowVariant::StagedWindow => continue,
-            r => r?,
-        };
-        for i in 0..n {
-            let w = cpu::row_oracle(&x, width, Border::Zero, i);
-            let ok = if w.sum.is_finite() {
-                (s[i] as f64 - w.sum).abs() <= 1e-3
-            } else {
-                same(s[i] as f64, w.sum)
+    // Van Herk (301, 16, 2) and the narrow kernel's groups (3, 4, 15).
+    for width in [301, 16, 15, 4, 3, 2] {
+        for variant in ROW_VARIANTS {
+            let (s, _): (Array1<f32>, Array1<f32>) = match gpu.window_sum_sumsq_with(&a, width, Border::Zero, variant) {
+                Err(Error::WindowTooLarge { .. }) if variant == WindowVariant::StagedWindow => continue,
+                r => r?,
             };
-            if !ok {
-                return Err(format!("{} at {i}: {} vs {}", variant.name(), s[i], w.sum).into());
+            for i in 0..n {
+                let w = cpu::row_oracle(&x, width, Border::Zero, i);
+                let ok = if w.sum.is_finite() {
+                    (s[i] as f64 - w.sum).abs() <= 1e-3
+                } else {
+                    same(s[i] as f64, w.sum)
+                };
+                if !ok {
+                    return Err(format!("{} width {width} at {i}: {} vs {}", variant.name(), s[i], w.sum).into());
+                }
             }
         }
     }
@@ -1009,6 +1028,16 @@ pub fn trials() -> Vec<Trial> {
         )*};
     }
     per_type!(u8, u16, i32, f32, f64);
+    macro_rules! per_float {
+        ($($ty:ty),*) => {$(
+            for (bi, border) in Border::ALL.into_iter().enumerate() {
+                let name = format!("gpu::window::rows::{}::narrow_widths::{}", <$ty as In>::NAME, border.name());
+                let seed = 12_000 + bi as u64;
+                t.push(gpu_trial(name, move |g| float_narrow_widths::<$ty>(g, border, seed)));
+            }
+        )*};
+    }
+    per_float!(f32, f64);
     for (ci, (ty, class, range)) in class_ranges().into_iter().enumerate() {
         for (bi, border) in Border::ALL.into_iter().enumerate() {
             for (si, shape) in ROW_SHAPES.iter().enumerate() {

@@ -83,7 +83,7 @@ unsafe impl<T: WindowElement> DeviceRepr for BoxArgs<T> {}
 pub(crate) struct WindowKernels {
     pub(super) ids: Vec<[KernelId; WindowKernel::ALL.len()]>,
     pub(super) sliding: Vec<Option<KernelId>>,
-    /// The float instances' sliding kernels for windows narrower than `FLOAT_NARROW_BELOW`.
+    /// The float instances' sliding kernels for widths in `FLOAT_NARROW_WIDTHS`.
     pub(super) narrow: Vec<Option<KernelId>>,
     pub(super) int: Vec<Option<IntKernels>>,
     /// The stream-rows box (u8 → f32), indexed by window width − 1: the word kernels, then the

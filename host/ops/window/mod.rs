@@ -81,7 +81,7 @@ use ndarray::Dimension;
 use crate::abi::border::BorderMode;
 use crate::abi::reduce::W128;
 use crate::abi::window::{
-    BoxArgs, BoxKind, FLOAT_NARROW_BELOW, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH,
+    BoxArgs, BoxKind, FLOAT_NARROW_WIDTHS, FUSED_BLOCK, FUSED_MAX_WIDTH, RowArgs, SLIDING_MAX_WIDTH,
     STREAM_BOX_ANY_NAMES, STREAM_BOX_MAX_WIDTH, STREAM_BOX_NAMES, STREAM_BOX_PACKED_MAX_WIDTH, STREAM_BOX_SPAN,
     STREAM_BOX_WARPS, Seg, Sums, WARP_BOX_MAX_WIDTH, WARP_BOX_SHARED, WARP_BOX_WARPS, WINDOW_BLOCK, WindowIn,
     WindowKernel, float_sliding_layout, fused_layout, running_shared_bytes, running_tile, sliding_layout,

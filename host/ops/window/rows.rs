@@ -60,7 +60,7 @@ pub(super) enum RowKernel {
     /// One of every instance's kernels.
     Table(WindowKernel),
     /// The sliding kernels (integers: running sums that subtract; floats: van Herk per thread,
-    /// or direct sums for windows narrower than `FLOAT_NARROW_BELOW`).
+    /// or direct sums for widths in `FLOAT_NARROW_WIDTHS`).
     Sliding,
 }
 
@@ -98,7 +98,7 @@ impl<T: WindowElement> RowPlan<T> {
         let (sum_size, sumsq_size) = instance.output_sizes();
         let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size), T::FLOAT);
         // Float windows this narrow take the narrow sliding kernel, whose layout has no chunk sums.
-        let float_narrow = w < FLOAT_NARROW_BELOW;
+        let float_narrow = FLOAT_NARROW_WIDTHS.contains(&w);
         let sliding_bytes = if T::FLOAT {
             float_sliding_layout(sum_size, sumsq_size, float_narrow).bytes
         } else {

@@ -259,11 +259,17 @@ impl Tile {
 struct Run(*mut f64);
 
 impl Run {
+    /// Position `p`.
+    #[inline(always)]
+    fn sample(self, p: usize) -> f64 {
+        // SAFETY: every position a thread reads was staged (`reach`).
+        unsafe { Tile(self.0).slot(p).read() }
+    }
+
     /// Position `p` as `(x, x²)`.
     #[inline(always)]
     fn at(self, p: usize) -> F2 {
-        // SAFETY: every position a thread reads was staged (`reach`).
-        let v = unsafe { Tile(self.0).slot(p).read() };
+        let v = self.sample(p);
         F2 { s: v, q: v * v }
     }
 }
@@ -296,10 +302,18 @@ fn half_suffixes(run: Run, h: usize, b: usize) -> [F2; H] {
     suffix
 }
 
-/// Windows narrower than a run (`w < 16`): direct sums over the run's samples, each
-/// pair of outputs `(i, i + 1)` sharing the sum of the `w − 1` samples both hold (`x_i + common`,
-/// `common + x_{i+w}`): about `w` f64 operations per output, no restarts to track. Positions
-/// past the run's outputs stage values that are never flushed.
+/// Windows narrower than a run (`3 ≤ w < 16`): direct sums in groups of 4 outputs. A group's
+/// outputs `i .. i + 4` share the `w − 3` samples every one of them holds; each adds its own
+/// samples before them (a suffix chain over `x_i, x_{i+1}, x_{i+2}`) and after them (a prefix
+/// chain over `x_{i+w}, ..`): `w + 3` shared reads and `2w + 15` f64 operations per group,
+/// against `2w + 2` reads and `4w + 4` operations for output pairs sharing `w − 1` samples. The
+/// terms of each window are added in a fixed order. Positions past the run's outputs stage
+/// values that are never flushed.
+///
+/// Loading a half run's samples once into registers spilled at the three-block bound (80
+/// registers). Windows of 1 and 2 samples take the van Herk path: a second unrolled copy of
+/// this one for them, behind a run-time test of `w`, took LLVM's compile time from minutes to
+/// hours.
 ///
 /// # Safety
 /// As [`StageWriter::put`].
@@ -310,33 +324,40 @@ unsafe fn narrow_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
     ws: &mut StageWriter<S, P>,
     mut wq: Option<&mut StageWriter<Q, P>>,
 ) {
+    let one = |v: f64| F2 { s: v, q: v * v };
     let add = |acc: F2, v: f64| F2 {
         s: acc.s + v,
         q: core::intrinsics::fmaf64(v, v, acc.q),
     };
-    crate::unroll!(H, |pair| {
-        let i = 2 * pair;
-        let mut common = F2::ZERO;
-        crate::unroll!(P - 1, |kk| {
-            if kk + 1 < w {
-                common = add(common, run.at(i + 1 + kk).s);
+    crate::unroll!(P / 4, |g| {
+        let i = 4 * g;
+        let x = |k: usize| run.sample(i + k);
+        // The samples a window lacks read as −0.0, which leaves any sum as it is (+0.0 would
+        // turn −0.0 into +0.0).
+        let term = |k: usize| if k < w { x(k) } else { -0.0 };
+        let mut common = one(term(3));
+        crate::unroll!(P - 5, |k| {
+            common = add(common, term(k + 4));
+        });
+        let x2 = one(x(2));
+        let left1 = add(x2, x(1));
+        let right1 = one(run.sample(i + w));
+        let right2 = add(right1, run.sample(i + w + 1));
+        let out = [
+            add(left1, x(0)).plus(common),
+            left1.plus(common).plus(right1),
+            x2.plus(common).plus(right2),
+            common.plus(add(right2, run.sample(i + w + 2))),
+        ];
+        crate::unroll!(4, |r| {
+            // SAFETY: forwarded.
+            unsafe {
+                ws.put(i + r, S::from_acc(out[r].s));
+                if let Some(wq) = &mut wq {
+                    wq.put(i + r, Q::from_acc(out[r].q));
+                }
             }
         });
-        let a = run.at(i).s;
-        let first = F2 {
-            s: a + common.s,
-            q: core::intrinsics::fmaf64(a, a, common.q),
-        };
-        let second = add(common, run.at(i + w).s);
-        // SAFETY: forwarded.
-        unsafe {
-            ws.put(i, S::from_acc(first.s));
-            ws.put(i + 1, S::from_acc(second.s));
-            if let Some(wq) = &mut wq {
-                wq.put(i, Q::from_acc(first.q));
-                wq.put(i + 1, Q::from_acc(second.q));
-            }
-        }
     });
 }
 

@@ -517,8 +517,8 @@ macro_rules! window_sliding_name {
     };
 }
 
-/// Symbol of a float instance's sliding row kernel for windows narrower than
-/// [`FLOAT_NARROW_BELOW`] (direct sums over each thread's run).
+/// Symbol of a float instance's sliding row kernel for widths in [`FLOAT_NARROW_WIDTHS`]
+/// (direct sums over each thread's run).
 #[macro_export]
 macro_rules! window_narrow_name {
     ($inst:ident) => {
@@ -526,8 +526,9 @@ macro_rules! window_narrow_name {
     };
 }
 
-/// Float windows narrower than this (a thread's run of outputs) take the narrow sliding kernel.
-pub const FLOAT_NARROW_BELOW: u32 = SLIDING_CHUNK;
+/// Float window widths the narrow sliding kernel takes: from 3 (its groups of 4 outputs share
+/// `w − 3` samples) to below a thread's run of outputs. Others take van Herk.
+pub const FLOAT_NARROW_WIDTHS: core::ops::Range<u32> = 3..SLIDING_CHUNK;
 
 /// Symbol of the integer-only fused 2D box of an instance (its running sums subtract).
 #[macro_export]
