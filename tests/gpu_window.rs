@@ -282,10 +282,12 @@ fn row_trial<T: In>(gpu: &Gpu, border: Border, shape: &[usize], seed: u64) -> Re
 
 /// Every width the float sliding kernels split between them below 18 (1–2 and 16–17: van Herk;
 /// 3–15: the narrow kernel's groups of 4 outputs, each width sharing a different number of
-/// samples), on rows of two tiles and a partial one.
+/// samples) and van Herk's chunk boundaries (the first window's end at each position of the
+/// next chunk, then middles of one and two chunks), on rows of two tiles and a partial one.
 fn float_narrow_widths<T: In>(gpu: &Gpu, border: Border, seed: u64) -> Result<(), Failed> {
-    let shape = [3, 2 * 4096 + 61];
-    let widths: Vec<usize> = (1..=17).collect();
+    use gpuprims::abi::window::{SLIDING_CHUNK, WINDOW_BLOCK};
+    let shape = [3, 2 * (WINDOW_BLOCK * SLIDING_CHUNK) as usize + 61];
+    let widths: Vec<usize> = (1..=17).chain([24, 31, 32, 33, 34, 48, 49, 50]).collect();
     row_trial_on::<T>(gpu, border, &shape, T::random(shape[0] * shape[1], seed), &widths, seed)
 }
 

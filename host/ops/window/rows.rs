@@ -97,10 +97,9 @@ impl<T: WindowElement> RowPlan<T> {
         let sums = size_of::<Sums<T::S, T::Q>>();
         let (sum_size, sumsq_size) = instance.output_sizes();
         let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size), T::FLOAT);
-        // Float windows this narrow take the narrow sliding kernel, whose layout has no chunk sums.
         let float_narrow = FLOAT_NARROW_WIDTHS.contains(&w);
         let sliding_bytes = if T::FLOAT {
-            float_sliding_layout(sum_size, sumsq_size, float_narrow).bytes
+            float_sliding_layout(sum_size, sumsq_size).bytes
         } else {
             sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes
         };

@@ -1,5 +1,6 @@
-//! Rung 5 for float rows (f32, f64): van Herk/Gil-Werman inside each thread's run, over a
-//! transposed f64 tile in shared memory. No subtraction (a NaN or an infinity stays in the
+//! Rung 5 for float rows (f32, f64): direct sums for narrow windows, van Herk/Gil-Werman over
+//! 16-sample chunks for the others, inside each thread's run over a transposed f64 tile in
+//! shared memory. No subtraction (a NaN or an infinity stays in the
 //! windows that hold it, and no running sum's magnitude leaks into later windows) and no block
 //! scan: the block-scan running sums it replaces spent two segmented scans of f64 pairs per
 //! position.
@@ -7,24 +8,26 @@
 use super::*;
 use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 
-/// Rung 5 for float rows. Tile `k` holds outputs `[S·k', S·k' + S)` of a row (`S = WINDOW_BLOCK ·
-/// P`, `P = 16` outputs per thread); a block loops over tiles `k, k + grid, ..`.
+/// Rung 5 for float rows. Tile `k` (block `k`) holds outputs `[S·k', S·k' + S)` of a row
+/// (`S = WINDOW_BLOCK · P`, `P = 16` outputs per thread).
 ///
 /// 1. The block stages the tile's `S + w − 1` samples as f64 in a transposed tile ([`Tile`]):
 ///    the aligned 16-byte vectors inside the row with read-only vector loads (`V` per thread),
 ///    row ends and border positions one by one, and zeros past the tile's last sample up to the
 ///    last position a thread reads. Every read below is then an unconditional 8-byte load at
 ///    the thread's index plus a constant, conflict-free, each sample converted once.
-/// 2. Thread `t` owns outputs `[16t, 16t + 16)` and cuts the positions from `16t` into blocks of
-///    `b = min(w, 16)`. Each window `[i, i + w)` is the suffix sum of `i`'s block from `i`, the
-///    whole blocks strictly between, and the prefix sum of the block of `e = i + w − 1` up to
-///    `e` (or, when `w = b` and `i` starts a block, that block alone). Per half run of 8
-///    outputs, a backward pass keeps the suffix sums in registers; a forward pass over `e`
-///    extends the prefix sum by one sample per output, restarting at block starts.
-/// 3. Whole blocks between (`w > 32`) are 16-sample chunks: their sums, one per run of the
-///    tile, go to shared memory behind one more barrier (each thread's own chunk is its first
-///    suffix sum). The chunk a window's end leaves behind joins the middle as the forward pass
-///    crosses it.
+/// 2. Thread `t` owns outputs `[16t, 16t + 16)`: the run's 16 positions are its own chunk.
+///    `NARROW` (`3 ≤ w < 16`): direct sums, in groups of 4 outputs ([`narrow_run`]). Otherwise
+///    ([`van_herk_run`], `w ≥ 16`; `w ≤ 2` sums directly) window `[i, i + w)` is the suffix sum
+///    of the own chunk from `i`, the whole chunks after it that end before the first window's
+///    end `w − 1`, and the running sum from the next chunk's first sample up to the window's
+///    end `e = i + w − 1`. The 16 ends lie in at most two chunks, so that running sum never
+///    restarts: one forward pass over `e` adds one sample per output, without per-output block
+///    bookkeeping; per half run of 8 outputs, a backward pass keeps the suffix sums in
+///    registers.
+/// 3. The chunks between (`w > 32`): their sums, one per run of the tile, go to shared memory
+///    (over the squares' stage) behind a barrier, each thread adds those of its middle, and a
+///    second barrier frees the stage (each thread's own chunk is its first suffix sum).
 /// 4. Outputs go through the swizzled shared stage and leave as whole 512-byte warp rows.
 ///
 /// Every sum is in f64 (f32 samples and their squares are exact in it); a window's terms are
@@ -32,7 +35,7 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 ///
 /// # Safety
 /// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
-/// memory of `float_sliding_layout(.., NARROW).bytes`; widths up to `SLIDING_MAX_WIDTH`.
+/// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`.
 pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     x: *const T,
     sum: *mut S,
@@ -47,7 +50,7 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     let total_tiles = a.rows * a.n.div_ceil(span);
     let w = a.width as usize;
     let t = thread_idx() as usize;
-    let layout = float_sliding_layout(core::mem::size_of::<S>(), core::mem::size_of::<Q>(), NARROW);
+    let layout = float_sliding_layout(core::mem::size_of::<S>(), core::mem::size_of::<Q>());
     // SAFETY: the host sized shared memory with float_sliding_layout.
     let (tile, chunks, stage_s, stage_q) = unsafe {
         let base: *mut u8 = dynamic_shared();
@@ -98,11 +101,12 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     }
 }
 
-/// The van Herk path of [`float_sliding_sum`] for one tile: steps 2 and 3 (any width).
+/// The van Herk path of [`float_sliding_sum`] for one tile: steps 2 and 3 (`w ≥ 16`, and direct
+/// sums for `w ≤ 2`).
 ///
 /// # Safety
-/// All threads of the block call it after staging `cur` (it holds a barrier when `w > 32`);
-/// `chunks` and the stages are the layout's.
+/// All threads of the block call it after staging `cur` (it holds two barriers when `w > 32`);
+/// `chunks` and the stages are the layout's (the chunk sums alias the squares' stage).
 #[inline(always)]
 unsafe fn van_herk_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
     run: Run,
@@ -114,67 +118,81 @@ unsafe fn van_herk_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
     squares: bool,
 ) {
     let t = thread_idx() as usize;
-    let b = w.min(P);
-    // For b = 16: the chunk (relative to the thread's own) that holds the first window's end.
-    let c = (w - 1) / P;
-    let middles = w > 2 * P;
-    {
-        let tile = run.0.wrapping_sub(t);
-        let first = half_suffixes(run, 0, b);
-        let s0 = t * P;
-        if middles {
-            // Chunk sums of the fully staged chunks the middles read: the block's own (its first
-            // suffix sum, b = 16) and the c − 1 beyond the last thread's.
-            // SAFETY: run indices < FLOAT_TILE_RUNS (the layout's chunk region).
-            unsafe {
-                if s0 + P <= cur.len {
-                    chunks.add(t).write(first[0]);
-                }
-                let mut j = WINDOW_BLOCK as usize + t;
-                while j < WINDOW_BLOCK as usize + c - 1 && (j + 1) * P <= cur.len {
-                    let halo = Run(tile.wrapping_add(j));
-                    let mut chunk = F2::ZERO;
-                    crate::unroll!(P, |q| {
-                        chunk = chunk.plus(halo.at(q));
-                    });
-                    chunks.add(j).write(chunk);
-                    j += WINDOW_BLOCK as usize;
-                }
+    let s0 = t * P;
+    let mut ws = StageWriter::<S, P>::new(stage_s, t);
+    let mut wq = StageWriter::<Q, P>::new(stage_q, t);
+    let mut put = |i: usize, window: F2| {
+        // SAFETY: the stages hold WINDOW_BLOCK · P values each; i < P.
+        unsafe {
+            ws.put(i, S::from_acc(window.s));
+            if squares {
+                wq.put(i, Q::from_acc(window.q));
             }
-            // SAFETY: every thread reaches it (middles is uniform).
-            unsafe { sync_threads() };
         }
+    };
+    if w <= 2 {
         if s0 < cur.outputs {
-            // Forward: the prefix sum of e's block up to e, for e = w − 1 + i. Start from the
-            // block's samples before w − 1.
-            let f0 = (w - 1) / b * b;
-            let mut f = Forward {
-                acc: F2::ZERO,
-                middle: F2::ZERO,
-                phase: w - 1 - f0,
-                w,
-                b,
-            };
-            for p in f0..w - 1 {
-                f.acc = f.acc.plus(run.at(p));
+            crate::unroll!(P, |i| {
+                let v = pair(run.sample(i));
+                put(i, if w == 2 { add(v, run.sample(i + 1)) } else { v });
+            });
+        }
+        return;
+    }
+    // The chunk (relative to the thread's own) that holds the first window's end.
+    let c = (w - 1) / P;
+    let first = half_suffixes(run, 0);
+    let mut middle = NEUTRAL;
+    if c >= 2 {
+        let tile = run.0.wrapping_sub(t);
+        // Chunk sums of the fully staged chunks the middles read: the block's own (its first
+        // suffix sum) and the c − 1 beyond the last thread's.
+        // SAFETY: run indices < FLOAT_TILE_RUNS (the layout's chunk region).
+        unsafe {
+            if s0 + P <= cur.len {
+                chunks.add(t).write(first[0]);
             }
-            // Whole chunks strictly between the own chunk and chunk c.
-            if middles {
+            let mut j = WINDOW_BLOCK as usize + t;
+            while j < WINDOW_BLOCK as usize + c - 1 && (j + 1) * P <= cur.len {
+                let halo = Run(tile.wrapping_add(j));
+                let mut chunk = halo.at(P - 1);
+                crate::unroll!(P - 1, |q| {
+                    chunk = add(chunk, halo.sample(P - 2 - q));
+                });
+                chunks.add(j).write(chunk);
+                j += WINDOW_BLOCK as usize;
+            }
+            // SAFETY: every thread reaches it (c is uniform).
+            sync_threads();
+            if s0 < cur.outputs {
                 for m in 1..c {
-                    // SAFETY: chunk t + m < t + c is fully staged (its last sample precedes the
-                    // first window's end) and was written before the barrier.
-                    f.middle = f.middle.plus(unsafe { chunks.add(t + m).read() });
+                    // Chunk t + m < t + c is fully staged (its last sample precedes the first
+                    // window's end) and was written before the barrier.
+                    middle = middle.plus(chunks.add(t + m).read());
                 }
             }
-            let mut ws = StageWriter::<S, P>::new(stage_s, t);
-            let mut wq = StageWriter::<Q, P>::new(stage_q, t);
-            // SAFETY: the stages hold WINDOW_BLOCK · P values each.
-            unsafe {
-                f.half(run, 0, first, &mut ws, squares.then_some(&mut wq));
-                let second = half_suffixes(run, H, b);
-                f.half(run, H, second, &mut ws, squares.then_some(&mut wq));
-            }
+            // The chunk sums share the squares' stage: every thread has read them.
+            sync_threads();
         }
+    }
+    if s0 < cur.outputs {
+        // The running sum from the first sample after the own chunk and the middles, up to
+        // before the first window's end (w = 16: nothing, its first window is the own chunk).
+        let mut ends = NEUTRAL;
+        for p in c.max(1) * P..w - 1 {
+            ends = add(ends, run.sample(p));
+        }
+        let mut half = |h: usize, suffix: [F2; H]| {
+            crate::unroll!(H, |ii| {
+                let i = h + ii;
+                if i > 0 || c > 0 {
+                    ends = add(ends, run.sample(w - 1 + i));
+                }
+                put(i, suffix[ii].plus(middle).plus(ends));
+            });
+        };
+        half(0, first);
+        half(H, half_suffixes(run, H));
     }
 }
 
@@ -185,6 +203,25 @@ const H: usize = P / 2;
 
 /// A sample and its square in f64.
 type F2 = Sums<f64, f64>;
+
+/// The sums of no sample: −0.0 leaves every sum as it is (+0.0 would turn a window of −0.0 into
+/// +0.0).
+const NEUTRAL: F2 = F2 { s: -0.0, q: -0.0 };
+
+/// Sample `v` as `(v, v²)`.
+#[inline(always)]
+fn pair(v: f64) -> F2 {
+    F2 { s: v, q: v * v }
+}
+
+/// `acc` plus sample `v` (its square by one fused multiply-add).
+#[inline(always)]
+fn add(acc: F2, v: f64) -> F2 {
+    F2 {
+        s: acc.s + v,
+        q: core::intrinsics::fmaf64(v, v, acc.q),
+    }
+}
 
 /// The transposed f64 tile: position `16r + q` at element `q · FLOAT_TILE_RUNS + r`.
 #[derive(Clone, Copy)]
@@ -272,35 +309,25 @@ impl Run {
     /// Position `p` as `(x, x²)`.
     #[inline(always)]
     fn at(self, p: usize) -> F2 {
-        let v = self.sample(p);
-        F2 { s: v, q: v * v }
+        pair(self.sample(p))
     }
 }
 
-/// Backward over one half of a thread's run, positions `[h, h + H)`: their suffix sums in the
-/// blocks `[m·b, (m + 1)·b)` of the run, starting from the last position of the block holding
-/// `h + H − 1` (a loop, not unrolled, over the positions past the half).
+/// Backward over the thread's run from its last position: the suffix sums of the run's half
+/// `[h, h + H)`, each from its position to the run's end (a whole chunk for `h = 0`).
 #[inline(always)]
-fn half_suffixes(run: Run, h: usize, b: usize) -> [F2; H] {
-    let mut acc = F2::ZERO;
-    let mut left = 0;
-    let mut back = |j: usize| {
-        let v = run.at(j);
-        if left == 0 {
-            acc = v;
-            left = b;
-        } else {
-            acc = acc.plus(v);
-        }
-        left -= 1;
-        acc
-    };
-    for j in (h + H..(h + H - 1) / b * b + b).rev() {
-        back(j);
+fn half_suffixes(run: Run, h: usize) -> [F2; H] {
+    let mut acc = run.at(P - 1);
+    for j in (h + H..P - 1).rev() {
+        acc = add(acc, run.sample(j));
     }
-    let mut suffix = [F2::ZERO; H];
+    let mut suffix = [NEUTRAL; H];
     crate::unroll!(H, |kk| {
-        suffix[H - 1 - kk] = back(h + H - 1 - kk);
+        let j = h + H - 1 - kk;
+        if j < P - 1 {
+            acc = add(acc, run.sample(j));
+        }
+        suffix[H - 1 - kk] = acc;
     });
     suffix
 }
@@ -327,24 +354,19 @@ unsafe fn narrow_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
     ws: &mut StageWriter<S, P>,
     mut wq: Option<&mut StageWriter<Q, P>>,
 ) {
-    let one = |v: f64| F2 { s: v, q: v * v };
-    let add = |acc: F2, v: f64| F2 {
-        s: acc.s + v,
-        q: core::intrinsics::fmaf64(v, v, acc.q),
-    };
     crate::unroll!(P / 4, |g| {
         let i = 4 * g;
         let x = |k: usize| run.sample(i + k);
         // The samples a window lacks read as −0.0, which leaves any sum as it is (+0.0 would
         // turn −0.0 into +0.0).
         let term = |k: usize| if k < w { x(k) } else { -0.0 };
-        let mut common = one(term(3));
+        let mut common = pair(term(3));
         crate::unroll!(P - 5, |k| {
             common = add(common, term(k + 4));
         });
-        let x2 = one(x(2));
+        let x2 = pair(x(2));
         let left1 = add(x2, x(1));
-        let right1 = one(run.sample(i + w));
+        let right1 = pair(run.sample(i + w));
         let right2 = add(right1, run.sample(i + w + 1));
         let out = [
             add(left1, x(0)).plus(common),
@@ -362,67 +384,4 @@ unsafe fn narrow_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
             }
         });
     });
-}
-
-/// The forward pass of a thread's run: the prefix sum of the block of the window's end `e`, and
-/// the whole blocks between the windows' ends.
-struct Forward {
-    acc: F2,
-    middle: F2,
-    /// `e`'s position in its block.
-    phase: usize,
-    w: usize,
-    b: usize,
-}
-
-impl Forward {
-    /// Outputs `[h, h + H)` of the run from that half's suffix sums, into the stages (`wq`:
-    /// the squares', if stored). Positions past the run's outputs stage values that are never
-    /// flushed.
-    ///
-    /// # Safety
-    /// As [`StageWriter::put`].
-    #[inline(always)]
-    #[allow(unused_assignments)] // the last unrolled phase update
-    unsafe fn half<S: FromAcc<f64>, Q: FromAcc<f64>>(
-        &mut self,
-        run: Run,
-        h: usize,
-        suffix: [F2; H],
-        ws: &mut StageWriter<S, P>,
-        mut wq: Option<&mut StageWriter<Q, P>>,
-    ) {
-        let (w, b) = (self.w, self.b);
-        crate::unroll!(H, |ii| {
-            let i = h + ii;
-            let v = run.at(w - 1 + i);
-            if self.phase == 0 {
-                // e starts a block; for w > 16 the chunk just finished (c) now lies between the
-                // window's ends.
-                if i > 0 && w > P {
-                    self.middle = self.middle.plus(self.acc);
-                }
-                self.acc = v;
-            } else {
-                self.acc = self.acc.plus(v);
-            }
-            // w = b and e ends a block: the window is that block.
-            let window = if w == b && self.phase == b - 1 {
-                self.acc
-            } else {
-                suffix[ii].plus(self.middle).plus(self.acc)
-            };
-            // SAFETY: forwarded.
-            unsafe {
-                ws.put(i, S::from_acc(window.s));
-                if let Some(wq) = &mut wq {
-                    wq.put(i, Q::from_acc(window.q));
-                }
-            }
-            self.phase += 1;
-            if self.phase == b {
-                self.phase = 0;
-            }
-        });
-    }
 }

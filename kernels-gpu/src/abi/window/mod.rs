@@ -425,21 +425,27 @@ const _: () = assert!(
         && FLOAT_TILE_RUNS % 4 == 1
 );
 
-/// Dynamic shared memory of the float sliding kernel (f32 and f64 inputs, whatever the width up
-/// to `SLIDING_MAX_WIDTH`): the transposed f64 tile (16 × [`FLOAT_TILE_RUNS`]), one `(Σ, Σ²)`
-/// f64 pair per run (the chunk sums; not for the `narrow`-window kernel, which never reads them,
-/// and then fits three blocks per SM of 228 KB instead of two), then the two output stages of 16
-/// outputs per thread.
-pub const fn float_sliding_layout(sum_size: usize, sumsq_size: usize, narrow: bool) -> SlidingLayout {
-    let chunks = 16 * FLOAT_TILE_RUNS * 8;
-    let stage_sum = chunks + if narrow { 0 } else { FLOAT_TILE_RUNS * 16 };
+/// Dynamic shared memory of the float sliding kernels (f32 and f64 inputs, whatever the width up
+/// to `SLIDING_MAX_WIDTH`): the transposed f64 tile (16 × [`FLOAT_TILE_RUNS`]), then the two
+/// output stages of 16 outputs per thread. The van Herk kernel's chunk sums, one `(Σ, Σ²)` f64
+/// pair per run, share the squares' stage: they are read before any output is staged (f32
+/// outputs: 73.6 KB, three blocks per SM of 228 KB).
+pub const fn float_sliding_layout(sum_size: usize, sumsq_size: usize) -> SlidingLayout {
+    let stage_sum = 16 * FLOAT_TILE_RUNS * 8;
     let span = WINDOW_BLOCK as usize * SLIDING_CHUNK as usize;
     let stage_sumsq = stage_sum + span * sum_size;
+    let sumsq_bytes = span * sumsq_size;
+    let chunk_bytes = FLOAT_TILE_RUNS * 16;
     SlidingLayout {
-        chunks,
+        chunks: stage_sumsq,
         stage_sum,
         stage_sumsq,
-        bytes: stage_sumsq + span * sumsq_size,
+        bytes: stage_sumsq
+            + if chunk_bytes > sumsq_bytes {
+                chunk_bytes
+            } else {
+                sumsq_bytes
+            },
     }
 }
 
@@ -544,10 +550,12 @@ macro_rules! window_fused_name {
 /// subtract), `n` the sliding kernel's launch bound and `b` the fused box's, `fused(n, b, p)` for
 /// the u8 instances, which also have the warp-prefix box (`p` its launch bound, blocks of
 /// `WARP_BOX_WARPS` warps), `float_rows(n, m)` for the float instances (the van Herk sliding
-/// row kernel and the narrow-window one, `m` its launch bound; no fused box) and `separable` for the others. `blocks`, `n` and `b` are launch bounds
-/// (resident blocks per SM the registers must allow; 256 threads, 128 for the fused box): the
-/// most that ptxas sm_90 reaches without spilling (4 at 64 registers, 3 at 80; the fused box 3 at
-/// 168, or 2 where its shared memory allows no more; the f32-input narrow kernels 3, f64's 2).
+/// row kernel and the narrow-window one, `m` its launch bound; no fused box) and `separable` for
+/// the others. `blocks`, `n` and `b` are launch bounds (resident blocks per SM the registers
+/// must allow; 256 threads, 128 for the fused box): the most that ptxas sm_90 reaches without
+/// spilling (4 at 64 registers, 3 at 80; the fused box 3 at 168, or 2 where its shared memory
+/// allows no more; the float kernels 3 or 2: f32 → f32's layout fits three blocks per SM, that
+/// of f64 outputs two).
 #[macro_export]
 macro_rules! for_each_window_instance {
     ($m:ident) => {
@@ -561,7 +569,7 @@ macro_rules! for_each_window_instance {
             i32_f32 => i32, f32, f32, fused(4, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
-            f32_f32 => f32, f32, f32, float_rows(2, 3), 3;
+            f32_f32 => f32, f32, f32, float_rows(3, 3), 3;
             f32_f64 => f32, f64, f64, float_rows(2, 3), 3;
             f64_f64 => f64, f64, f64, float_rows(2, 2), 3;
         }
