@@ -179,14 +179,18 @@ unsafe fn van_herk_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
         // The running sum from the first sample after the own chunk and the middles, up to
         // before the first window's end (w = 16: nothing, its first window is the own chunk).
         let mut ends = NEUTRAL;
-        for p in c.max(1) * P..w - 1 {
-            ends = add(ends, run.sample(p));
-        }
+        let start = c.max(1) * P;
+        let (lead, at_end) = (run.from(start), run.from(w - 1));
+        crate::unroll!(P - 1, |q| {
+            if start + q < w - 1 {
+                ends = add(ends, lead.sample(q));
+            }
+        });
         let mut half = |h: usize, suffix: [F2; H]| {
             crate::unroll!(H, |ii| {
                 let i = h + ii;
                 if i > 0 || c > 0 {
-                    ends = add(ends, run.sample(w - 1 + i));
+                    ends = add(ends, at_end.sample(i));
                 }
                 put(i, suffix[ii].plus(middle).plus(ends));
             });
@@ -306,10 +310,50 @@ impl Run {
         unsafe { Tile(self.0).slot(p).read() }
     }
 
+    /// Positions `p0 + j` for constant `j ≤ 16` and a run-time `p0`: each read an add and a
+    /// select from `p0`'s slot, not a slot computation of its own.
+    #[inline(always)]
+    fn from(self, p0: usize) -> Span {
+        Span {
+            base: Tile(self.0).slot(p0),
+            phase: (p0 % P) as u32,
+        }
+    }
+
     /// Position `p` as `(x, x²)`.
     #[inline(always)]
     fn at(self, p: usize) -> F2 {
         pair(self.sample(p))
+    }
+}
+
+/// Positions from a run-time one ([`Run::from`]).
+#[derive(Clone, Copy)]
+struct Span {
+    /// The first position's slot.
+    base: *mut f64,
+    /// The first position's place in its run.
+    phase: u32,
+}
+
+impl Span {
+    /// Position `p0 + j`: `j` slots of `FLOAT_TILE_RUNS` on from `p0`'s, back to the next run's
+    /// first slot where `p0 + j` crosses into it.
+    #[inline(always)]
+    fn sample(self, j: usize) -> f64 {
+        let next_run = if self.phase + j as u32 >= P as u32 {
+            P * FLOAT_TILE_RUNS - 1
+        } else {
+            0
+        };
+        // SAFETY: every position a thread reads was staged (`reach`); j ≤ 16 crosses at most
+        // one run.
+        unsafe {
+            self.base
+                .wrapping_add(j * FLOAT_TILE_RUNS)
+                .wrapping_sub(next_run)
+                .read()
+        }
     }
 }
 
@@ -337,8 +381,9 @@ fn half_suffixes(run: Run, h: usize) -> [F2; H] {
 /// samples before them (a suffix chain over `x_i, x_{i+1}, x_{i+2}`) and after them (a prefix
 /// chain over `x_{i+w}, ..`): `w + 3` shared reads and `2w + 15` f64 operations per group,
 /// against `2w + 2` reads and `4w + 4` operations for output pairs sharing `w − 1` samples. The
-/// terms of each window are added in a fixed order. Positions past the run's outputs stage
-/// values that are never flushed.
+/// terms of each window are added in a fixed order (a sum starts from −0.0, which leaves any
+/// sum as it is: +0.0 would turn −0.0 into +0.0). Positions past the run's outputs stage values
+/// that are never flushed.
 ///
 /// Loading a half run's samples once into registers spilled at the three-block bound (80
 /// registers). Windows of 1 and 2 samples take the van Herk path: a second unrolled copy of
@@ -354,25 +399,31 @@ unsafe fn narrow_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
     ws: &mut StageWriter<S, P>,
     mut wq: Option<&mut StageWriter<Q, P>>,
 ) {
+    // The groups' shared sums, sample by sample: one uniform test of `w` per sample for all four
+    // groups (a select per sample and group cost four instructions each).
+    let mut common = [NEUTRAL; P / 4];
+    crate::unroll!(P - 4, |kk| {
+        let k = kk + 3;
+        if k < w {
+            crate::unroll!(P / 4, |g| {
+                common[g] = add(common[g], run.sample(4 * g + k));
+            });
+        }
+    });
+    let after = run.from(w);
     crate::unroll!(P / 4, |g| {
         let i = 4 * g;
         let x = |k: usize| run.sample(i + k);
-        // The samples a window lacks read as −0.0, which leaves any sum as it is (+0.0 would
-        // turn −0.0 into +0.0).
-        let term = |k: usize| if k < w { x(k) } else { -0.0 };
-        let mut common = pair(term(3));
-        crate::unroll!(P - 5, |k| {
-            common = add(common, term(k + 4));
-        });
+        let common = common[g];
         let x2 = pair(x(2));
         let left1 = add(x2, x(1));
-        let right1 = pair(run.sample(i + w));
-        let right2 = add(right1, run.sample(i + w + 1));
+        let right1 = pair(after.sample(i));
+        let right2 = add(right1, after.sample(i + 1));
         let out = [
             add(left1, x(0)).plus(common),
             left1.plus(common).plus(right1),
             x2.plus(common).plus(right2),
-            common.plus(add(right2, run.sample(i + w + 2))),
+            common.plus(add(right2, after.sample(i + 2))),
         ];
         crate::unroll!(4, |r| {
             // SAFETY: forwarded.
