@@ -25,8 +25,8 @@
 //!   stores as whole words (a warp: 128 contiguous bytes); a Sobel last step stores its i16
 //!   words (or the magnitude's f32) straight from registers.
 //!
-//! Erosion is dilation of the inverted image, inverted back (`min(v) = 255 − max(255 − v)`):
-//! one XOR per loaded and stored word, one morphology instantiation per window reach.
+//! Dilation and erosion are instantiations of one morphology step (packed max or min), per
+//! window reach.
 //!
 //! Rooms: `stage.rs` (staging and the border fix-ups), `steps.rs` (a step down the strips, the
 //! Sobel last step), this file (the tile's driver, its buffers and the entries).

@@ -8,15 +8,14 @@ use super::{Frame, PITCH, lookup_word, store_word};
 use crate::abi::chain::{CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_OUT_F32, ChainKind, ChainStep};
 use crate::device::{funnel16, thread_idx};
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
-use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Sobel0, Sobel1, gradient_magnitude};
+use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Min, Sobel0, Sobel1, gradient_magnitude};
 
-/// One row of a `kw`-wide max (odd `kw` up to `K`, the instantiation's reach 3 or 5) of the word
-/// `own`, whose neighbours are `left` and `right`, as its even and odd pixels' lane words
-/// ([`split_lane_words`]): the pair max, then the neighbours one and two pixels away from
-/// `funnel16` of the adjacent lane words. A side below `K` selects fewer terms.
+/// One row of a `kw`-wide max or min (`E`; odd `kw` up to `K`, the instantiation's reach 3 or
+/// 5) of the word `own`, whose neighbours are `left` and `right`, as its even and odd pixels'
+/// lane words ([`split_lane_words`]): the pair's, then the neighbours one and two pixels away
+/// from `funnel16` of the adjacent lane words. A side below `K` selects fewer terms.
 #[inline(always)]
-fn max_across<const K: usize>(left: u32, own: u32, right: u32, kw: u32) -> [u32; 2] {
-    type M = Max<u8>;
+fn fold_across<M: LaneOp, const K: usize>(left: u32, own: u32, right: u32, kw: u32) -> [u32; 2] {
     let [left_even, left_odd] = split_lane_words(left);
     let [even, odd] = split_lane_words(own);
     let [right_even, right_odd] = split_lane_words(right);
@@ -38,10 +37,10 @@ fn max_across<const K: usize>(left: u32, own: u32, right: u32, kw: u32) -> [u32;
     }
 }
 
-/// The lane-wise max of two rows' lane words.
+/// The lane-wise max or min (`E`) of two rows' lane words.
 #[inline(always)]
-fn max_lanes(a: [u32; 2], b: [u32; 2]) -> [u32; 2] {
-    [Max::<u8>::lanes(a[0], b[0]), Max::<u8>::lanes(a[1], b[1])]
+fn fold_lanes<E: LaneOp>(a: [u32; 2], b: [u32; 2]) -> [u32; 2] {
+    [E::lanes(a[0], b[0]), E::lanes(a[1], b[1])]
 }
 
 /// The four pixels' gradient magnitudes as f32 bits ([`gradient_magnitude`], as
@@ -111,14 +110,14 @@ impl<const LUT: bool> Sink<u32> for BufferSink<LUT> {
     }
 }
 
-/// A row's word `j − 1`, `j` and `j + 1` at `p` (word `j`), each XORed with `flip`.
+/// A row's word `j − 1`, `j` and `j + 1` at `p` (word `j`).
 ///
 /// # Safety
 /// `p − 1 ..= p + 1` lie in a buffer.
 #[inline(always)]
-unsafe fn row_words(p: *const u32, flip: u32) -> [u32; 3] {
+unsafe fn row_words(p: *const u32) -> [u32; 3] {
     // SAFETY: the caller's words.
-    unsafe { [*p.sub(1), *p, *p.add(1)].map(|w| w ^ flip) }
+    unsafe { [*p.sub(1), *p, *p.add(1)] }
 }
 
 /// A linear 3 × 3 filter: `across` of one row's word and its neighbours, `down` of three rows'
@@ -180,35 +179,42 @@ impl Linear3 for Magnitude {
     }
 }
 
-/// Max of `kh × KW` (odd `kh`, `KW` up to 5) on words XORed with `flip` (all ones: the
-/// erosion): each row across ([`max_across`], its width a constant), then the `kh` rows centred
-/// on the output. As a [`Linear3`], the windows of reach 3 (`kh` 1 or 3); [`morph5_strip`] takes
-/// reach 5.
-struct Morph<const KW: usize> {
+/// Max (dilation) or min (erosion) of `kh × KW` (`E`; odd `kh`, `KW` up to 5): each row across
+/// ([`fold_across`], its width a constant), then the `kh` rows centred on the output. As a
+/// [`Linear3`], the windows of reach 3 (`kh` 1 or 3); [`morph5_strip`] takes reach 5. The min is
+/// its own instantiation: as the max of the inverted words it cost four XORs a row (a fifth of
+/// the step).
+struct Morph<E, const KW: usize> {
     kh: u32,
-    flip: u32,
+    op: PhantomData<E>,
 }
 
-impl<const KW: usize> Morph<KW> {
-    /// The max of the three rows centred on the output (the centre row alone for `kh = 1`).
+impl<E: LaneOp, const KW: usize> Morph<E, KW> {
+    fn new(kh: u32) -> Self {
+        Morph { kh, op: PhantomData }
+    }
+    /// The fold of the three rows centred on the output (the centre row alone for `kh = 1`).
     #[inline(always)]
     fn centre(&self, [a, b, c]: [[u32; 2]; 3]) -> [u32; 2] {
-        if self.kh >= 3 { max_lanes(b, max_lanes(a, c)) } else { b }
+        if self.kh >= 3 {
+            fold_lanes::<E>(b, fold_lanes::<E>(a, c))
+        } else {
+            b
+        }
     }
-    /// The output word of a max's lane words.
+    /// The output word of the fold's lane words.
     #[inline(always)]
     fn join(&self, m: [u32; 2]) -> u32 {
-        join_lane_words(m[0], m[1]) ^ self.flip
+        join_lane_words(m[0], m[1])
     }
 }
 
-impl<const KW: usize> Linear3 for Morph<KW> {
+impl<E: LaneOp, const KW: usize> Linear3 for Morph<E, KW> {
     type Mid = [u32; 2];
     type Out = u32;
     #[inline(always)]
-    fn across(&self, w: [u32; 3]) -> [u32; 2] {
-        let [l, o, r] = w.map(|w| w ^ self.flip);
-        max_across::<KW>(l, o, r, KW as u32)
+    fn across(&self, [l, o, r]: [u32; 3]) -> [u32; 2] {
+        fold_across::<E, KW>(l, o, r, KW as u32)
     }
     #[inline(always)]
     fn down(&self, m: [[u32; 2]; 3]) -> u32 {
@@ -228,7 +234,7 @@ unsafe fn linear_strip<F: Linear3>(f: &F, src: *const u32, s: Strip, sink: &mut 
     let mut p = unsafe { src.offset(((s.r0 as i32 - 1) * PITCH as i32 + s.j as i32) as isize) };
     // SAFETY: as above, for every row loaded below.
     let mut next = || unsafe {
-        let m = f.across(row_words(p, 0));
+        let m = f.across(row_words(p));
         p = p.add(PITCH as usize);
         m
     };
@@ -261,12 +267,17 @@ unsafe fn linear_strip<F: Linear3>(f: &F, src: *const u32, s: Strip, sink: &mut 
 /// # Safety
 /// As [`linear_strip`], for the rows `r0 − 2 ..= r1 + 1`.
 #[inline(always)]
-unsafe fn morph5_strip<const KW: usize>(m: &Morph<KW>, src: *const u32, s: Strip, sink: &mut impl Sink<u32>) {
+unsafe fn morph5_strip<E: LaneOp, const KW: usize>(
+    m: &Morph<E, KW>,
+    src: *const u32,
+    s: Strip,
+    sink: &mut impl Sink<u32>,
+) {
     // SAFETY: the caller's rows (slack rows around the region).
     let mut p = unsafe { src.offset(((s.r0 as i32 - 2) * PITCH as i32 + s.j as i32) as isize) };
     // SAFETY: as above, for every row loaded below.
     let mut next = || unsafe {
-        let a = m.across(row_words(p, 0));
+        let a = m.across(row_words(p));
         p = p.add(PITCH as usize);
         a
     };
@@ -281,7 +292,7 @@ unsafe fn morph5_strip<const KW: usize>(m: &Morph<KW>, src: *const u32, s: Strip
         win[4] = next();
         let mut w = m.centre([win[1], win[2], win[3]]);
         if m.kh == 5 {
-            w = max_lanes(w, max_lanes(win[0], win[4]));
+            w = fold_lanes::<E>(w, fold_lanes::<E>(win[0], win[4]));
         }
         // SAFETY: an output row of the strip.
         unsafe { sink.put(r, m.join(w)) };
@@ -322,8 +333,7 @@ pub(super) unsafe fn run_step(s: &ChainStep, src: *const u32, dst: *mut u32, reg
 /// As [`run_step`]; `sink` writes the strip's rows of the other buffer.
 #[inline(always)]
 unsafe fn step_strip(s: &ChainStep, src: *const u32, strip: Strip, sink: &mut impl Sink<u32>) {
-    let (kind, kh, kw) = (s.kind, s.kh, s.kw);
-    let flip = if kind == ChainKind::Erode as u32 { u32::MAX } else { 0 };
+    let kind = s.kind;
     // SAFETY: the caller's buffers; every region's strip reads its rows and their window.
     unsafe {
         if kind == ChainKind::Gaussian3x3 as u32 {
@@ -332,14 +342,29 @@ unsafe fn step_strip(s: &ChainStep, src: *const u32, strip: Strip, sink: &mut im
             for r in strip.r0..strip.r1 {
                 sink.put(r, *src.add((r * PITCH + strip.j) as usize));
             }
+        } else if kind == ChainKind::Erode as u32 {
+            morph_strip::<Min<u8>>(s, src, strip, sink)
         } else {
-            match (kh == 5, kw) {
-                (_, 5) => morph5_strip(&Morph::<5> { kh, flip }, src, strip, sink),
-                (true, 3) => morph5_strip(&Morph::<3> { kh, flip }, src, strip, sink),
-                (true, _) => morph5_strip(&Morph::<1> { kh, flip }, src, strip, sink),
-                (false, 3) => linear_strip(&Morph::<3> { kh, flip }, src, strip, sink),
-                (false, _) => linear_strip(&Morph::<1> { kh, flip }, src, strip, sink),
-            }
+            morph_strip::<Max<u8>>(s, src, strip, sink)
+        }
+    }
+}
+
+/// A morphology step (`E`: max or min) down the strip, instantiated per window reach.
+///
+/// # Safety
+/// As [`step_strip`].
+#[inline(always)]
+unsafe fn morph_strip<E: LaneOp>(s: &ChainStep, src: *const u32, strip: Strip, sink: &mut impl Sink<u32>) {
+    let kh = s.kh;
+    // SAFETY: forwarded.
+    unsafe {
+        match (kh == 5, s.kw) {
+            (_, 5) => morph5_strip(&Morph::<E, 5>::new(kh), src, strip, sink),
+            (true, 3) => morph5_strip(&Morph::<E, 3>::new(kh), src, strip, sink),
+            (true, _) => morph5_strip(&Morph::<E, 1>::new(kh), src, strip, sink),
+            (false, 3) => linear_strip(&Morph::<E, 3>::new(kh), src, strip, sink),
+            (false, _) => linear_strip(&Morph::<E, 1>::new(kh), src, strip, sink),
         }
     }
 }
