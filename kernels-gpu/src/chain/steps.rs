@@ -5,8 +5,10 @@
 use core::marker::PhantomData;
 
 use super::{Frame, PITCH, lookup_word, store_word};
-use crate::abi::chain::{CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_OUT_F32, ChainKind, ChainStep};
-use crate::device::{funnel16, thread_idx};
+use crate::abi::chain::{
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_OUT_F32, CHAIN_TILE_H, ChainKind, ChainStep,
+};
+use crate::device::{div_small, funnel16, thread_idx};
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
 use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Min, Sobel0, Sobel1, gradient_magnitude};
 
@@ -66,14 +68,19 @@ struct Strip {
 impl Strip {
     /// The calling thread's strip of the region rows `[y0, y1)` × words `[j0, j1)`: consecutive
     /// threads on consecutive words of a band, `⌊CHAIN_BLOCK / words⌋` bands of equal height;
-    /// `None` for a thread past the last band (or the region's rows).
+    /// `None` for a thread past the last band (or the region's rows). The three divisions by
+    /// run-time counts are [`div_small`]'s (integer divisions took a tenth of a step's
+    /// instructions).
     #[inline(always)]
     fn of([y0, y1, j0, j1]: [u32; 4]) -> Option<Strip> {
+        // div_small's range: t < 256, and the height's numerator below 1024.
+        const { assert!(CHAIN_BLOCK <= 256 && CHAIN_TILE_H + 2 * CHAIN_MAX_HALO + CHAIN_BLOCK <= 1024) };
         let cols = j1 - j0;
-        let bands = CHAIN_BLOCK / cols;
+        let bands = div_small(CHAIN_BLOCK, cols);
         let t = thread_idx();
-        let (band, q) = (t / cols, t % cols);
-        let height = (y1 - y0).div_ceil(bands);
+        let band = div_small(t, cols);
+        let q = t - band * cols;
+        let height = div_small(y1 - y0 + bands - 1, bands);
         let r0 = y0 + band * height;
         let r1 = (r0 + height).min(y1);
         (band < bands && r0 < r1).then_some(Strip { j: j0 + q, r0, r1 })
