@@ -89,32 +89,24 @@ pub(super) unsafe fn fix_border(
 
 /// 16-byte chunks of a buffer row.
 const CHUNKS: u32 = PITCH / 4;
+/// Rows a pass of the block stages: thread `t < STAGE_ROWS · CHUNKS` keeps chunk `t mod CHUNKS`
+/// of the rows `⌊t / CHUNKS⌋ + STAGE_ROWS · u` (25 rows of 10 chunks; 6 threads idle).
+const STAGE_ROWS: u32 = CHAIN_BLOCK / CHUNKS;
 /// Chunks a thread stages at most: the largest region ([`CHAIN_TILE_H`]` + 2 ·
-/// `[`CHAIN_MAX_HALO`] rows) over the block (6: 24 registers of loads in flight).
-const STAGE_BATCH: usize = ((CHAIN_TILE_H + 2 * CHAIN_MAX_HALO) * CHUNKS).div_ceil(CHAIN_BLOCK) as usize;
-
-/// Where chunk `i` of the staged region lies: its buffer row and chunk, its first image column,
-/// and the image row it holds (the periodic extension's under wrap, else only an inside row).
-#[inline(always)]
-fn chunk_at(i: u32, f: &Frame, mode: BorderMode) -> (u32, u32, i32, Option<i32>) {
-    let (r, q) = (i / CHUNKS, i % CHUNKS);
-    let iy = f.oy + r as i32;
-    let my = match mode as u32 == BorderMode::Wrap as u32 {
-        true => near_index(iy, f.h, mode),
-        false => (0 <= iy && iy < f.h).then_some(iy),
-    };
-    (r, q, f.ox + 16 * q as i32, my)
-}
+/// `[`CHAIN_MAX_HALO`] rows) over [`STAGE_ROWS`] (6: 24 registers of loads in flight).
+const STAGE_BATCH: usize = (CHAIN_TILE_H + 2 * CHAIN_MAX_HALO).div_ceil(STAGE_ROWS) as usize;
 
 /// Stages the frame's region of the plane `src` into `buf`: threads over 16-byte chunks of the
-/// rows, [`STAGE_BATCH`] chunks a thread. A chunk inside a row of whole vectors (`row_align` 16)
-/// is one vector load, and a thread issues all of its vector loads before it stores any (one
-/// memory latency per block, not one per chunk: the loop of one chunk at a time waited on each
-/// load in turn). Other chunks follow: their words are loaded whole where they lie in a row of
-/// whole words, else byte by byte. Positions outside the image are the periodic extension under
-/// wrap (mapped rows and bytes), else zero: the block then fixes them as after a step
-/// ([`fix_border`]). With `lut`, every staged pixel goes through it (the chain's leading point
-/// steps).
+/// rows, each down one chunk column, [`STAGE_BATCH`] rows [`STAGE_ROWS`] apart (the column's
+/// tests once, then per chunk a row test and a load or store at a constant offset; a chunk index
+/// per chunk cost a division and the tests again). A chunk inside a row of whole vectors
+/// (`row_align` 16) is one vector load, and a thread issues all of its vector loads before it
+/// stores any (one memory latency per block, not one per chunk: the loop of one chunk at a time
+/// waited on each load in turn). Other chunks follow: their words are loaded whole where they
+/// lie in a row of whole words, else byte by byte. Positions outside the image are the periodic
+/// extension under wrap (mapped rows and bytes), else zero: the block then fixes them as after a
+/// step ([`fix_border`]). With `lut`, every staged pixel goes through it (the chain's leading
+/// point steps).
 /// (`Plane::row` with `word_at` would say the same in fewer lines, but their division-based
 /// mapping made the kernel slower on the H200: W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against
 /// 84.4 and 163.5 in an earlier call.)
@@ -132,9 +124,26 @@ pub(super) unsafe fn stage(
     lut: Option<*const u8>,
 ) {
     let wrap = mode as u32 == BorderMode::Wrap as u32;
-    let (n, tid) = (f.rows * CHUNKS, thread_idx());
+    let tid = thread_idx();
+    if tid >= STAGE_ROWS * CHUNKS {
+        return;
+    }
+    // The thread's chunk column, its first image column, and how it lies in the image's rows.
+    let (q, r0) = (tid % CHUNKS, tid / CHUNKS);
+    let gx = f.ox + 16 * q as i32;
+    let whole = row_align == 16 && gx >= 0 && gx + 16 <= f.w;
+    let touches = wrap || (gx + 16 > 0 && gx < f.w);
+    // The image row a buffer row holds (the periodic extension's under wrap, else only an
+    // inside row).
+    let image_row = |r: u32| {
+        let iy = f.oy + r as i32;
+        match wrap {
+            true => near_index(iy, f.h, mode),
+            false => (0 <= iy && iy < f.h).then_some(iy),
+        }
+    };
     let row_of = |my: i32| src.wrapping_add(my as usize * f.w as usize);
-    let put = |r: u32, q: u32, v: [u32; 4]| {
+    let put = |r: u32, v: [u32; 4]| {
         let v = match lut {
             // SAFETY: the caller's table.
             Some(lut) => v.map(|w| unsafe { lookup_word(w, lut) }),
@@ -148,32 +157,30 @@ pub(super) unsafe fn stage(
     let mut rest = 0u32;
     let mut v = [[0u32; 4]; STAGE_BATCH];
     crate::unroll!(STAGE_BATCH, |u| {
-        let i = tid + u as u32 * CHAIN_BLOCK;
-        if i < n {
-            let (_, _, gx, my) = chunk_at(i, f, mode);
-            if let Some(my) = my {
-                if row_align == 16 && gx >= 0 && gx + 16 <= f.w {
-                    // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
-                    v[u] = unsafe { load_nc_v4(row_of(my).add(gx as usize) as *const [u32; 4]) };
-                } else if wrap || (gx + 16 > 0 && gx < f.w) {
-                    rest |= 1 << u;
-                }
+        let r = r0 + STAGE_ROWS * u as u32;
+        if r < f.rows
+            && let Some(my) = image_row(r)
+        {
+            if whole {
+                // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
+                v[u] = unsafe { load_nc_v4(row_of(my).add(gx as usize) as *const [u32; 4]) };
+            } else if touches {
+                rest |= 1 << u;
             }
         }
     });
     crate::unroll!(STAGE_BATCH, |u| {
-        let i = tid + u as u32 * CHAIN_BLOCK;
-        if i < n && rest & (1 << u) == 0 {
-            let (r, q, _, _) = chunk_at(i, f, mode);
-            put(r, q, v[u]);
+        let r = r0 + STAGE_ROWS * u as u32;
+        if r < f.rows && rest & (1 << u) == 0 {
+            put(r, v[u]);
         }
     });
     // The chunks at a row's ends: words, else bytes.
     while rest != 0 {
         let u = rest.trailing_zeros();
         rest &= rest - 1;
-        let (r, q, gx, my) = chunk_at(tid + u * CHAIN_BLOCK, f, mode);
-        let row = row_of(my.unwrap_or(0));
+        let r = r0 + STAGE_ROWS * u;
+        let row = row_of(image_row(r).unwrap_or(0));
         let mut v = [0u32; 4];
         crate::unroll!(4, |e| {
             let c = gx + 4 * e as i32;
@@ -194,6 +201,6 @@ pub(super) unsafe fn stage(
                 word
             };
         });
-        put(r, q, v);
+        put(r, v);
     }
 }
