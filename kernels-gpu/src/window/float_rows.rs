@@ -1,9 +1,8 @@
 //! Rung 5 for float rows (f32, f64): direct sums for narrow windows, van Herk/Gil-Werman over
 //! 16-sample chunks for the others, inside each thread's run over a transposed f64 tile in
-//! shared memory. No subtraction (a NaN or an infinity stays in the
-//! windows that hold it, and no running sum's magnitude leaks into later windows) and no block
-//! scan: the block-scan running sums it replaces spent two segmented scans of f64 pairs per
-//! position.
+//! shared memory. No subtraction (a NaN or an infinity stays in the windows that hold it, and no
+//! running sum's magnitude leaks into later windows) and no block scan: the block-scan running
+//! sums it replaces spent two segmented scans of f64 pairs per position.
 
 use super::*;
 use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
@@ -35,7 +34,8 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 ///
 /// # Safety
 /// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
-/// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`.
+/// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`, `NARROW` exactly
+/// when the width is in `FLOAT_NARROW_WIDTHS` (the van Herk path assumes `w ≤ 2` or `w ≥ 16`).
 pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     x: *const T,
     sum: *mut S,
