@@ -116,6 +116,15 @@ pub(super) unsafe fn lookup_word(w: u32, lut: *const u8) -> u32 {
     byte_perm(b(0) | (b(1) << 8), b(2) | (b(3) << 8), 0x5410)
 }
 
+/// Bytes of one output of `OUT`'s type (`CHAIN_OUT_*`: u8, i16, f32), as [`store_word`] writes them.
+pub(super) const fn out_bytes(out: u32) -> usize {
+    match out {
+        CHAIN_OUT_U8 => 1,
+        CHAIN_OUT_I16 => 2,
+        _ => 4,
+    }
+}
+
 /// Stores one word's four outputs at element `o` of `y`, `OUT` (`CHAIN_OUT_*`) saying their
 /// type; `words` holds them as they lie in memory (u8: one word, i16: two, f32: four). The first
 /// `min(n, 4)` are stored: all four as one store when `aligned`, else one element at a time.

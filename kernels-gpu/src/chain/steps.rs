@@ -4,7 +4,7 @@
 
 use core::marker::PhantomData;
 
-use super::{Frame, PITCH, lookup_word, store_word};
+use super::{Frame, PITCH, lookup_word, out_bytes, store_word};
 use crate::abi::chain::{
     CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_OUT_F32, CHAIN_TILE_H, ChainKind, ChainStep,
 };
@@ -463,7 +463,7 @@ pub(super) unsafe fn sobel_last<const OUT: u32>(
     // SAFETY: forwarded; a strip of whole words inside the plane from its first row.
     unsafe {
         if whole_words && last_gy < h && gx + 4 <= w {
-            let size = if OUT == CHAIN_OUT_F32 { 4 } else { 2 };
+            let size = out_bytes(OUT);
             let first = o + strip.r0 as isize * w as isize;
             let sink = &mut InsideSink::<OUT> {
                 y: y.wrapping_add(first as usize * size),
