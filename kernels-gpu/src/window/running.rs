@@ -382,25 +382,31 @@ impl SlidingTile {
     }
 
     /// Stages the tile: the aligned in-row vectors, then the remaining positions one by one
-    /// (border-mapped).
+    /// (border-mapped). Returns the largest [`SlideIn::magnitude`] among the samples this thread
+    /// staged, taken from registers (the tile's accumulator class needs no pass over shared
+    /// memory).
     ///
     /// # Safety
     /// `tile` is the padded shared tile sized for this span and width; `x` the kernel's input.
     #[inline(always)]
-    pub(super) unsafe fn stage<T: WindowIn, const P: usize, const V: usize>(
+    pub(super) unsafe fn stage<T: SlideIn, const P: usize, const V: usize>(
         &self,
         tile: *mut u8,
         x: *const T,
         a: &RowArgs<T>,
         t: usize,
-    ) {
+    ) -> u32 {
         let size = core::mem::size_of::<T>();
         let (lanes, run) = (16 / size, P * size);
         // SAFETY: forwarded.
         let pre = unsafe { self.load_vectors::<T, V>(x, t) };
+        let mut m = 0u32;
         crate::unroll!(V, |i| {
             let j = t + i * WINDOW_BLOCK as usize;
             if j < self.vectors {
+                crate::unroll!(4, |l| {
+                    m = m.max(T::word_magnitude(pre[i][l]));
+                });
                 // SAFETY: the vector's 16 bytes land at a 4-byte aligned padded offset inside
                 // the tile.
                 unsafe {
@@ -424,10 +430,12 @@ impl SlidingTile {
             // SAFETY: p < len positions of the tile; the row holds n samples.
             unsafe {
                 let v = row.sample(self.first + p as i64);
+                m = m.max(v.magnitude());
                 (tile.add(sliding_byte(self.lead + p, size, run)) as *mut T).write(v);
             }
             j += WINDOW_BLOCK as usize;
         }
+        m
     }
 }
 
@@ -559,15 +567,17 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 ///    distinct banks.
 /// 2. The tile's accumulator class ([`SlideIn`]): 32-bit sums and squares when every sample
 ///    has `x² · w < 2^32` ([`fits_small32`]), else the narrow squares (i32: |x| < 2^27, u64
-///    instead of 128 bits), else the general ones; from the largest `|x|` each thread finds,
-///    one barrier that ORs per class tried.
+///    instead of 128 bits), else the general ones; from the largest `|x|` each thread staged
+///    (taken from its registers), one barrier that ORs per class tried — the first also
+///    publishes the tile.
 /// 3. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
 ///    on long tiles (`P = 16`) scans those sums into prefix sums (kept in the squares' stage).
 /// 4. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
 ///    sums or `w/16` chunk sums — plus at most two partial ones), then slides it over its `P`
 ///    outputs, adding the entering sample and subtracting the leaving one — exact in wrapping
-///    integer arithmetic. Its reads of the leaving and entering runs each come from two bases
-///    (before and after the one pad a run of `P` positions can cross).
+///    integer arithmetic. Every read of a run of `P` positions (chunk sums, first windows, the
+///    leaving and entering samples) comes from two bases (before and after the one pad such a
+///    run can cross): a select per read, not a division.
 /// 5. The outputs go through a swizzled shared stage, so global stores are whole 512-byte warp
 ///    rows instead of one 16-byte piece per thread every `16·P / size` bytes.
 ///
@@ -621,17 +631,11 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     }
     let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
     // SAFETY: the layout's tile region.
-    unsafe { cur.stage::<T, P, V>(tile, x, &a, t) };
-    // SAFETY: every thread reaches it.
-    unsafe { sync_threads() };
-    // Tile position p's sample; shared offsets in 32-bit arithmetic (sliding_byte's layout).
+    let m = unsafe { cur.stage::<T, P, V>(tile, x, &a, t) };
+    // Tile position p's shared offset, in 32-bit arithmetic (sliding_byte's layout).
     let lead = cur.lead as u32;
     let byte = |p: usize| (lead + p as u32) * size as u32;
     let padded = |b: u32| b + 4 * (b / run);
-    let at = |p: usize| {
-        // SAFETY: callers pass p < len (inside the staged tile).
-        unsafe { (tile.add(padded(byte(p)) as usize) as *const T).read() }
-    };
     // A thread's run of reads from position p0: positions p0 + c (c < P) span less than two
     // runs of the layout, so they cross at most one pad, before position `split`; each read is
     // then a constant offset from one of two bases (a select, not a division, per read).
@@ -648,20 +652,18 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
         }
     };
     // The tile's accumulator class, block-uniform: the 32-bit one, else the narrow one, else
-    // the general one (each tried only when the type has it, one barrier each).
+    // the general one (each tried only when the type has it). The first class barrier also
+    // publishes the staged tile (`bar.red` orders shared memory as `bar.sync` does).
     let (small, narrow) = if T::HAS_SMALL || T::HAS_NARROW {
-        let mut m = 0u32;
-        let mut p = t;
-        while p < cur.len {
-            m = m.max(at(p).magnitude());
-            p += WINDOW_BLOCK as usize;
-        }
-        // SAFETY: every thread reaches both barriers (the constants and the first barrier's
-        // result are uniform).
+        // SAFETY: every thread reaches each barrier it meets (the constants and the first
+        // barrier's result are uniform), and meets at least one: the first when the type has
+        // the 32-bit class, else the second.
         let small = T::HAS_SMALL && !unsafe { sync_threads_or(!fits_small32(m, a.width)) };
         let narrow = !small && T::HAS_NARROW && !unsafe { sync_threads_or(m > T::NARROW_MAX) };
         (small, narrow)
     } else {
+        // SAFETY: every thread reaches it.
+        unsafe { sync_threads() };
         (false, false)
     };
     let out = TileOut {
@@ -673,13 +675,12 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     // SAFETY: the staged tile; the layout's chunk and stage regions (sized for the general
     // accumulators, the widest).
     unsafe {
-        let reads = (at, run_from);
         if small {
-            slide_tile::<T, T::SS, u32, S, Q, P, _>(&cur, &a, chunks.cast(), out, reads, T::lift_small)
+            slide_tile::<T, T::SS, u32, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_small)
         } else if narrow {
-            slide_tile::<T, T::S, T::NQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, reads, T::lift_narrow)
+            slide_tile::<T, T::S, T::NQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_narrow)
         } else {
-            slide_tile::<T, T::S, T::SQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, reads, T::lift_slide)
+            slide_tile::<T, T::S, T::SQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_slide)
         }
     };
 }
@@ -694,9 +695,8 @@ struct TileOut<S, Q> {
 }
 
 /// Steps 3–5 of [`sliding_sum`] for one staged tile, its sums accumulated in `SS` and its squares
-/// in `SQ` (the tile's class). `reads`: the tile's sample at position `p`, and a thread's run of
-/// `P` samples from position `p0` (`run_from(p0)(c)`, the sample at `p0 + c`); `lift` lifts a
-/// sample into the class's accumulators.
+/// in `SQ` (the tile's class). `run_from(p0)(c)` reads the tile's sample at `p0 + c` for `c < P`
+/// (a thread's run); `lift` lifts a sample into the class's accumulators.
 ///
 /// # Safety
 /// Called by every thread of the block after the tile was staged (and synced); `chunks` and the
@@ -709,7 +709,7 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(
     a: &RowArgs<T>,
     chunks: *mut Sums<SS, SQ>,
     out: TileOut<S, Q>,
-    (at, run_from): (impl Fn(usize) -> T, impl Fn(usize) -> R),
+    run_from: impl Fn(usize) -> R,
     lift: impl Fn(T) -> Sums<SS, SQ>,
 ) where
     R: Fn(usize) -> T,
@@ -725,7 +725,6 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(
         stage_s,
         stage_q,
     } = out;
-    let elem = |p: usize| lift(at(p));
     // Outputs of one vector per thread skip the stage.
     let direct = const { P == S::LANES && P == Q::LANES };
     // Wide windows: chunk prefix sums by a block scan (O(1) per window) on long tiles only.
@@ -734,16 +733,46 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(
     let chunk = SLIDING_CHUNK as usize;
     let wide = w > SLIDING_DIRECT_MAX as usize;
     let len = cur.len;
+    // The sum of the first `n` samples (at most P) from position p0: all P read from run_from's
+    // two bases, those from `n` on discarded by a select (a constant `n` folds it away). Reads
+    // reach at most `SLIDING_CHUNK − 1` positions past the tile, which the layout leaves
+    // (staged by no thread, written by none while this runs).
+    let run_sum = |p0: usize, n: u32| {
+        let read = run_from(p0);
+        let mut acc = Sums::<SS, SQ>::ZERO;
+        crate::unroll!(P, |c| {
+            let v = lift(read(c));
+            if (c as u32) < n {
+                acc = acc.plus(v);
+            }
+        });
+        acc
+    };
+    // The sum of the `n ≤ SLIDING_DIRECT_MAX` samples from p0 (a narrow first window, or a
+    // partial chunk), a run of at most P at a time.
+    const { assert!((SLIDING_DIRECT_MAX as usize).is_multiple_of(P) && SLIDING_DIRECT_MAX >= SLIDING_CHUNK) };
+    let span_sum = |p0: usize, n: usize| {
+        let (mut acc, n) = (Sums::<SS, SQ>::ZERO, n as u32);
+        crate::unroll!(SLIDING_DIRECT_MAX as usize / P, |i| {
+            let done = (i * P) as u32;
+            if n > done {
+                acc = acc.plus(run_sum(p0 + i * P, n - done));
+            }
+        });
+        acc
+    };
     if wide {
         // Long tiles: prefix[c], the sums of chunks 0..c (16 tile positions each). Thread t
-        // sums chunks 2t and 2t + 1; a block scan of those pairs gives every prefix.
+        // sums chunks 2t and 2t + 1; a block scan of those pairs gives every prefix. A partial
+        // last chunk counts as 0: windows end at or before `len` (s0 + w ≤ len for every active
+        // thread), so only the prefixes of whole chunks are read.
         let n_chunks = len.div_ceil(chunk);
         let chunk_sum = |j: usize| {
             let mut acc = Sums::<SS, SQ>::ZERO;
-            if j < n_chunks {
-                for p in j * chunk..(j * chunk + chunk).min(len) {
-                    acc = acc.plus(elem(p));
-                }
+            if (j + 1) * chunk <= len {
+                crate::unroll!(SLIDING_CHUNK as usize / P, |i| {
+                    acc = acc.plus(run_sum(j * chunk + i * P, P as u32));
+                });
             }
             acc
         };
@@ -792,7 +821,7 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(
     if active {
         if wide {
             // Whole chunks from two prefix sums (w > 32 spans at least one), then the partial
-            // chunks at both ends.
+            // chunks at both ends (none before the first when runs are whole chunks).
             let c_first = s0.div_ceil(chunk);
             let c_end = (s0 + w) / chunk;
             if scan {
@@ -804,16 +833,11 @@ unsafe fn slide_tile<T, SS, SQ, S, Q, const P: usize, R>(
                     acc = acc.plus(unsafe { chunks.add(c).read() });
                 }
             }
-            for p in s0..c_first * chunk {
-                acc = acc.plus(elem(p));
-            }
-            for p in c_end * chunk..s0 + w {
-                acc = acc.plus(elem(p));
-            }
+            acc = acc
+                .plus(span_sum(s0, c_first * chunk - s0))
+                .plus(span_sum(c_end * chunk, s0 + w - c_end * chunk));
         } else {
-            for p in s0..s0 + w {
-                acc = acc.plus(elem(p));
-            }
+            acc = span_sum(s0, w);
         }
     }
     if wide {

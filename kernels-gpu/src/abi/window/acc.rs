@@ -287,6 +287,12 @@ pub trait SlideIn: WindowIn {
     fn magnitude(self) -> u32 {
         0
     }
+    /// The largest [`SlideIn::magnitude`] of the samples one 32-bit word of a 16-byte vector
+    /// holds (the tile's staging takes it from the loaded vectors, not from shared memory).
+    #[inline(always)]
+    fn word_magnitude(_word: u32) -> u32 {
+        0
+    }
     /// The 32-bit class's sum accumulator.
     type SS: Acc;
     /// Whether the type has the 32-bit class (u8 always slides in 32 bits: no check).
@@ -378,6 +384,10 @@ impl SlideIn for u16 {
     fn magnitude(self) -> u32 {
         self as u32
     }
+    #[inline(always)]
+    fn word_magnitude(word: u32) -> u32 {
+        (word & 0xffff).max(word >> 16)
+    }
     /// Sums of up to `SLIDING_MAX_WIDTH` samples fit u32 whatever they are.
     type SS = u32;
     const HAS_SMALL: bool = true;
@@ -423,6 +433,10 @@ impl SlideIn for i32 {
     #[inline(always)]
     fn magnitude(self) -> u32 {
         self.unsigned_abs()
+    }
+    #[inline(always)]
+    fn word_magnitude(word: u32) -> u32 {
+        (word as i32).unsigned_abs()
     }
     type SS = i32;
     const HAS_SMALL: bool = true;

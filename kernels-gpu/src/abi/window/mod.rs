@@ -384,8 +384,9 @@ pub struct SlidingLayout {
 
 /// Dynamic shared memory of the sliding kernel for a tile of `span` outputs of a window of
 /// `width`: the padded tile of `span + width − 1` elements (plus up to 16 bytes of alignment
-/// lead-in), then the two output stages, the second large enough for the chunk prefix sums
-/// (`sums_size` bytes each) too.
+/// lead-in, and `SLIDING_CHUNK − 1` elements that a thread's first window reads past the tile's
+/// end and discards, so its runs load unconditionally), then the two output stages, the second
+/// large enough for the chunk prefix sums (`sums_size` bytes each) too.
 pub const fn sliding_layout(
     span: u32,
     width: u64,
@@ -394,7 +395,7 @@ pub const fn sliding_layout(
     sum_size: usize,
     sumsq_size: usize,
 ) -> SlidingLayout {
-    let elems = span as usize + width as usize - 1 + 16 / elem_size;
+    let elems = span as usize + width as usize - 1 + 16 / elem_size + SLIDING_CHUNK as usize - 1;
     let run = (span / WINDOW_BLOCK) as usize * elem_size;
     let stage_sum = sliding_byte(elems, elem_size, run).next_multiple_of(16) + 16;
     let stage_sumsq = stage_sum + span as usize * sum_size;
