@@ -566,8 +566,8 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 ///    of `P` samples ([`sliding_byte`]), so the threads' run-strided reads below fall in
 ///    distinct banks.
 /// 2. The tile's accumulator class ([`SlideIn`]): 32-bit sums and squares when every sample
-///    has `x² · w < 2^32` ([`fits_small32`]), else the narrow squares (i32: |x| < 2^27, u64
-///    instead of 128 bits), else the general ones; from the largest `|x|` each thread staged
+///    has `x² · w < 2^32` ([`fits_small32`]), else the narrow class (i32: |x| < 2^27, squares
+///    in u64 instead of 128 bits; u16: sums in u32 instead of u64), else the general one; from the largest `|x|` each thread staged
 ///    (taken from its registers), one barrier that ORs per class tried — the first also
 ///    publishes the tile.
 /// 3. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
@@ -595,9 +595,10 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     T: SlideIn,
     T::S: WarpShuffle,
     T::SQ: WarpShuffle,
+    T::NS: WarpShuffle,
     T::NQ: WarpShuffle,
     T::SS: WarpShuffle,
-    S: FromAcc<T::S> + FromAcc<T::SS>,
+    S: FromAcc<T::S> + FromAcc<T::NS> + FromAcc<T::SS>,
     Q: FromAcc<T::SQ> + FromAcc<T::NQ> + FromAcc<u32>,
 {
     let size = core::mem::size_of::<T>();
@@ -657,9 +658,11 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
     let (small, narrow) = if T::HAS_SMALL || T::HAS_NARROW {
         // SAFETY: every thread reaches each barrier it meets (the constants and the first
         // barrier's result are uniform), and meets at least one: the first when the type has
-        // the 32-bit class, else the second.
+        // the 32-bit class, else the second (asserted).
+        const { assert!(T::HAS_SMALL || T::NARROW_MAX != u32::MAX) };
         let small = T::HAS_SMALL && !unsafe { sync_threads_or(!fits_small32(m, a.width)) };
-        let narrow = !small && T::HAS_NARROW && !unsafe { sync_threads_or(m > T::NARROW_MAX) };
+        let narrow =
+            !small && T::HAS_NARROW && (T::NARROW_MAX == u32::MAX || !unsafe { sync_threads_or(m > T::NARROW_MAX) });
         (small, narrow)
     } else {
         // SAFETY: every thread reaches it.
@@ -678,7 +681,7 @@ pub unsafe fn sliding_sum<T, S, Q, const P: usize, const V: usize>(
         if small {
             slide_tile::<T, T::SS, u32, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_small)
         } else if narrow {
-            slide_tile::<T, T::S, T::NQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_narrow)
+            slide_tile::<T, T::NS, T::NQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_narrow)
         } else {
             slide_tile::<T, T::S, T::SQ, S, Q, P, _>(&cur, &a, chunks.cast(), out, run_from, T::lift_slide)
         }

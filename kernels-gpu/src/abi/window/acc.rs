@@ -277,8 +277,9 @@ float_in!(f32, f64);
 /// Wider types also have narrower classes for tiles whose samples are small, which the sliding
 /// kernel picks per tile from the largest [`SlideIn::magnitude`] among its samples (one barrier
 /// that ORs the threads' findings per class tried): the 32-bit class ([`fits_small32`]: sums in
-/// `SS`, squares in u32 — u8's arithmetic) and the narrow class (squares in `NQ`). Every class
-/// gives the same outputs: the window sums are the same integers, converted once.
+/// `SS`, squares in u32 — u8's arithmetic) and the narrow class (sums in `NS`, squares in
+/// `NQ`). Every class gives the same outputs: the window sums are the same integers, converted
+/// once.
 pub trait SlideIn: WindowIn {
     type SQ: Acc;
     fn lift_slide(self) -> Sums<Self::S, Self::SQ>;
@@ -298,12 +299,15 @@ pub trait SlideIn: WindowIn {
     /// Whether the type has the 32-bit class (u8 always slides in 32 bits: no check).
     const HAS_SMALL: bool;
     fn lift_small(self) -> Sums<Self::SS, u32>;
-    /// The narrow class's accumulator of squares (`SQ` itself for types without one).
+    /// The narrow class's accumulators of sums and squares (`S` and `SQ` themselves for types
+    /// without one).
+    type NS: Acc;
     type NQ: Acc;
     const HAS_NARROW: bool;
-    /// Largest `|x|` of the narrow class.
+    /// Largest `|x|` of the narrow class; `u32::MAX`: every tile outside the 32-bit class (no
+    /// barrier tests it).
     const NARROW_MAX: u32 = 0;
-    fn lift_narrow(self) -> Sums<Self::S, Self::NQ>;
+    fn lift_narrow(self) -> Sums<Self::NS, Self::NQ>;
     /// A window's sum of squares (exact in `SQ` for windows up to
     /// [`WindowIn::FUSED_MAX_WINDOW`]) in the general accumulator.
     fn widen_sq(q: Self::SQ) -> Self::Q;
@@ -353,6 +357,7 @@ impl SlideIn for u8 {
     fn lift_small(self) -> Sums<u32, u32> {
         self.lift_slide()
     }
+    type NS = u32;
     type NQ = u32;
     const HAS_NARROW: bool = false;
     #[inline(always)]
@@ -399,11 +404,19 @@ impl SlideIn for u16 {
             q: v.wrapping_mul(v),
         }
     }
+    /// Every tile outside the 32-bit class: its sums fit u32 whatever the samples (the
+    /// general class's u64 sums cost 64-bit adds and a conversion through f64 per output).
+    type NS = u32;
     type NQ = u64;
-    const HAS_NARROW: bool = false;
+    const HAS_NARROW: bool = true;
+    const NARROW_MAX: u32 = u32::MAX;
     #[inline(always)]
-    fn lift_narrow(self) -> Sums<u64, u64> {
-        self.lift()
+    fn lift_narrow(self) -> Sums<u32, u64> {
+        let v = self as u32;
+        Sums {
+            s: v,
+            q: v as u64 * v as u64,
+        }
     }
     #[inline(always)]
     fn widen_sq(q: u64) -> u64 {
@@ -449,6 +462,7 @@ impl SlideIn for i32 {
             q: v.wrapping_mul(v),
         }
     }
+    type NS = i64;
     type NQ = u64;
     const HAS_NARROW: bool = true;
     const NARROW_MAX: u32 = I32_NARROW_MAX;
