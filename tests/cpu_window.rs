@@ -144,6 +144,38 @@ fn moments_by_hand() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The sliding kernel's shared layout holds every read its threads make: runs of `P` positions
+/// load whole (first windows and partial chunks read up to `SLIDING_CHUNK − 1` positions past
+/// the tile, from the highest alignment lead-in), and none may reach the output stages, which
+/// other threads write meanwhile.
+fn sliding_layout_holds_its_reads() -> Result<(), Failed> {
+    use gpuprims::abi::window::{
+        SLIDING_CHUNK, SLIDING_MAX_WIDTH, WINDOW_BLOCK, sliding_byte, sliding_layout, sliding_outputs,
+    };
+    let widths = (1..=64).chain([127, 128, 255, 256, 511, 1000, SLIDING_MAX_WIDTH]);
+    for w in widths {
+        for elem in [1usize, 2, 4] {
+            for out in [4usize, 8] {
+                let p = sliding_outputs(elem, out, false) as usize;
+                let span = WINDOW_BLOCK * p as u32;
+                let layout = sliding_layout(span, w, elem, 16, out, out);
+                let run = p * elem;
+                let (lead_max, len) = (16 / elem - 1, span as usize + w as usize - 1);
+                let last = lead_max + len - 1 + SLIDING_CHUNK as usize - 1;
+                let end = sliding_byte(last, elem, run) + elem;
+                if end > layout.stage_sum || !layout.stage_sum.is_multiple_of(16) {
+                    return Err(format!(
+                        "w={w} elem={elem} out={out}: reads end at byte {end}, stage at {}",
+                        layout.stage_sum
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test(
@@ -156,5 +188,9 @@ pub fn trials() -> Vec<Trial> {
         ),
         Trial::test("cpu::window::sliding_baselines_match_oracle", baselines_vs_oracle),
         Trial::test("cpu::window::moments_oracle_by_hand", moments_by_hand),
+        Trial::test(
+            "cpu::window::sliding_layout_holds_its_reads",
+            sliding_layout_holds_its_reads,
+        ),
     ]
 }
