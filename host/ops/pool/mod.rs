@@ -148,7 +148,7 @@ impl PoolVariant {
 }
 
 macro_rules! pool_table {
-    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal, $blocks3:literal;)*) => {
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal, $blocks3:literal, $rows3:literal;)*) => {
         /// One pooling kernel instance (reduction × element type), in contract order.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

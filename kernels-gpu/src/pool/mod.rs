@@ -303,7 +303,7 @@ macro_rules! vectorized3_bounds {
 }
 
 macro_rules! pool_entries {
-    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal, $blocks3:tt;)*) => {$(
+    ($($inst:ident => $t:ty, $op:ident, $blocks:literal, $argmax_blocks:literal, $blocks3:tt, $rows3:literal;)*) => {$(
         pub mod $inst {
             use super::*;
 
@@ -341,12 +341,12 @@ macro_rules! pool_entries {
             vectorized3_bounds!($blocks3, $crate::pool_kernel_name!($inst, "vectorized3"));
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized3"))]
             pub unsafe extern "ptx-kernel" fn vectorized3(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
-                unsafe { super::vectorized3::<$t, $op, false>(x, y, idx, &a) }
+                unsafe { super::vectorized3::<$t, $op, $rows3, false>(x, y, idx, &a) }
             }
             vectorized3_bounds!($blocks3, $crate::pool_kernel_name!($inst, "vectorized3_argmax"));
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "vectorized3_argmax"))]
             pub unsafe extern "ptx-kernel" fn vectorized3_argmax(x: *const $t, _tex: u64, y: *mut $t, idx: *mut i64, a: PoolArgs) {
-                unsafe { super::vectorized3::<$t, $op, true>(x, y, idx, &a) }
+                unsafe { super::vectorized3::<$t, $op, $rows3, true>(x, y, idx, &a) }
             }
             $crate::launch_bounds!($crate::pool_kernel_name!($inst, "shared_tile_argmax"), 256, 4);
             #[unsafe(export_name = $crate::pool_kernel_name!($inst, "shared_tile_argmax"))]

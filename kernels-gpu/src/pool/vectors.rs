@@ -139,9 +139,9 @@ pub unsafe fn vectorized<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
 /// (the host runs stride 2: 3 × 3 stride 2 padding 1 is ResNet's pooling). Thread `t` takes
 /// vector column `c` of output row `oy` as the vectorized kernel does; per window row it loads
 /// that vector with `ld.global.nc.v4` and the one element on each side its windows reach with
-/// scalar loads (L1 hits: the neighbouring threads' vectors hold them), then folds the taps of
-/// each output in row-major order, so ties, NaN and the average's summation order are the
-/// one-output rungs'. Which taps lie in the row follows from two flags ([`Sides`]), the
+/// scalar loads (L1 hits: the neighbouring threads' vectors hold them), `ROWS` window rows a pass
+/// with all their loads in flight, then folds the taps of each output in row-major order, so
+/// ties, NaN and the average's summation order are the one-output rungs'. Which taps lie in the row follows from two flags ([`Sides`]), the
 /// average's counts are 32-bit ([`Extent`]), and the `P` outputs (and indices) leave as one store
 /// where they are whole and aligned.
 ///
@@ -155,6 +155,7 @@ unsafe fn pool_vectorized3<
     const SW: usize,
     const PW: usize,
     const P: usize,
+    const ROWS: usize,
     const INDEXED: bool,
 >(
     x: *const T,
@@ -196,29 +197,35 @@ unsafe fn pool_vectorized3<
             acc[j] = R::begin(rows.start as u32 * a.w + col0.wrapping_add_signed(first));
         });
     }
-    let base = plane * a.h as u64 * a.w as u64;
-    let mut row = rows.start;
-    while row < rows.end {
-        let at = base + row as u64 * a.w as u64 + col0 as u64;
-        // Taps -1 ..= lanes of the row (vector-relative): the vector, and one element each side.
-        let mut e = [T::LOWEST; 18];
+    // The plane's first element once; the rows in 32 bits (in-plane positions: h · w < 2^32).
+    let xp = x.wrapping_add((plane * a.h as u64 * a.w as u64) as usize);
+    // Row `r`'s vector and the element each side of it that the windows reach (`LOWEST` where
+    // outside the row, never folded).
+    let load_row = |r: u32| {
+        let at = (r * a.w + col0) as usize;
+        let (mut before, mut after) = (T::LOWEST, T::LOWEST);
         // SAFETY: the vector lies inside the row (w is a multiple of lanes), 16-byte aligned;
         // the side elements are read only when inside the row.
         unsafe {
-            let words = load_nc_v4(x.add(at as usize).cast());
             if PW == 1 && sides.left {
-                e[0] = T::read_only(x.add(at as usize - 1));
+                before = T::read_only(xp.add(at - 1));
             }
             if SW + PW <= 2 && sides.right {
-                e[lanes + 1] = T::read_only(x.add(at as usize + lanes));
+                after = T::read_only(xp.add(at + lanes));
             }
-            let mut k = 1;
-            T::for_each_lane(words, |v| {
-                e[k] = v;
-                k += 1;
-            });
+            (load_nc_v4(xp.add(at).cast()), before, after)
         }
-        let index0 = row as u32 * a.w + col0;
+    };
+    let mut fold = |r: u32, (words, before, after): ([u32; 4], T, T)| {
+        // Taps -1 ..= lanes of the row (vector-relative): the vector, and one element each side.
+        let mut e = [T::LOWEST; 18];
+        (e[0], e[lanes + 1]) = (before, after);
+        let mut k = 1;
+        T::for_each_lane(words, |v| {
+            e[k] = v;
+            k += 1;
+        });
+        let index0 = r * a.w + col0;
         crate::unroll!(P, |j| {
             crate::unroll!(3, |k| {
                 let t = tap(j, k);
@@ -228,7 +235,27 @@ unsafe fn pool_vectorized3<
                 }
             });
         });
-        row += rows.step;
+    };
+    // Up to ROWS window rows a pass, every load of the pass in flight before the first fold
+    // (one row a pass waits a memory round trip per window row). The saturating steps keep a
+    // dilated window's next rows from wrapping past the plane.
+    let (end, step) = (rows.end.max(rows.start) as u32, rows.step as u32);
+    let mut row = rows.start as u32;
+    while row < end {
+        let mut pass = [([0u32; 4], T::LOWEST, T::LOWEST); ROWS];
+        crate::unroll!(ROWS, |b| {
+            let r = row.saturating_add(step.saturating_mul(b as u32));
+            if r < end {
+                pass[b] = load_row(r);
+            }
+        });
+        crate::unroll!(ROWS, |b| {
+            let r = row.saturating_add(step.saturating_mul(b as u32));
+            if r < end {
+                fold(r, pass[b]);
+            }
+        });
+        row = row.saturating_add(step.saturating_mul(ROWS as u32));
     }
     let o = (plane * a.oh as u64 + oy as u64) * a.ow as u64;
     let first = (o + c as u64 * P as u64) as usize;
@@ -286,12 +313,13 @@ impl Sides {
     }
 }
 
-/// The 3-wide overlapping vectorized kernel for the launch's stride and padding (`pool_vectorized3`).
+/// The 3-wide overlapping vectorized kernel for the launch's stride and padding (`pool_vectorized3`),
+/// `ROWS` window rows loaded a pass (`for_each_pool_instance!`'s `rows3`).
 ///
 /// # Safety
 /// As [`pool_vectorized3`]; the host launches it only for `(sw, pw)` of `(2, 1)` or `(2, 0)`.
 #[inline(always)]
-pub unsafe fn vectorized3<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
+pub unsafe fn vectorized3<T: PoolIn, R: PoolOp<T>, const ROWS: usize, const INDEXED: bool>(
     x: *const T,
     y: *mut T,
     idx: *mut i64,
@@ -300,14 +328,14 @@ pub unsafe fn vectorized3<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
     // SAFETY: forwarded.
     unsafe {
         match (a.sw, a.pw, T::LANES) {
-            (2, 1, 16) => pool_vectorized3::<T, R, 2, 1, 8, INDEXED>(x, y, idx, a),
-            (2, 1, 8) => pool_vectorized3::<T, R, 2, 1, 4, INDEXED>(x, y, idx, a),
-            (2, 1, 4) => pool_vectorized3::<T, R, 2, 1, 2, INDEXED>(x, y, idx, a),
-            (2, 1, _) => pool_vectorized3::<T, R, 2, 1, 1, INDEXED>(x, y, idx, a),
-            (2, 0, 16) => pool_vectorized3::<T, R, 2, 0, 8, INDEXED>(x, y, idx, a),
-            (2, 0, 8) => pool_vectorized3::<T, R, 2, 0, 4, INDEXED>(x, y, idx, a),
-            (2, 0, 4) => pool_vectorized3::<T, R, 2, 0, 2, INDEXED>(x, y, idx, a),
-            (2, 0, _) => pool_vectorized3::<T, R, 2, 0, 1, INDEXED>(x, y, idx, a),
+            (2, 1, 16) => pool_vectorized3::<T, R, 2, 1, 8, ROWS, INDEXED>(x, y, idx, a),
+            (2, 1, 8) => pool_vectorized3::<T, R, 2, 1, 4, ROWS, INDEXED>(x, y, idx, a),
+            (2, 1, 4) => pool_vectorized3::<T, R, 2, 1, 2, ROWS, INDEXED>(x, y, idx, a),
+            (2, 1, _) => pool_vectorized3::<T, R, 2, 1, 1, ROWS, INDEXED>(x, y, idx, a),
+            (2, 0, 16) => pool_vectorized3::<T, R, 2, 0, 8, ROWS, INDEXED>(x, y, idx, a),
+            (2, 0, 8) => pool_vectorized3::<T, R, 2, 0, 4, ROWS, INDEXED>(x, y, idx, a),
+            (2, 0, 4) => pool_vectorized3::<T, R, 2, 0, 2, ROWS, INDEXED>(x, y, idx, a),
+            (2, 0, _) => pool_vectorized3::<T, R, 2, 0, 1, ROWS, INDEXED>(x, y, idx, a),
             _ => {}
         }
     }
