@@ -233,11 +233,11 @@ pub unsafe fn chain<const OUT: u32>(x: *const u8, y: *mut u8, lut: *const u8, a:
             Some(tables.wrapping_add(((t - 1) * CHAIN_LUT_BYTES) as usize) as *const u8)
         }
     };
+    let edge = f.oy < 0 || f.oy + rows as i32 > f.h || f.ox < 0 || f.ox + 4 * PITCH as i32 > f.w;
     // SAFETY: the frame's buffer; the plane's rows; the staging's table.
-    unsafe { stage(cur, &f, src, a.row_align, mode, stage_lut) };
+    unsafe { stage(cur, &f, src, a.row_align, !edge, mode, stage_lut) };
     // SAFETY: every thread reaches it.
     unsafe { sync_threads() };
-    let edge = f.oy < 0 || f.oy + rows as i32 > f.h || f.ox < 0 || f.ox + 4 * PITCH as i32 > f.w;
     let fix = edge && mode as u32 != BorderMode::Wrap as u32;
     // The region of `cur` the next step reads, its rows [y0, y1) and words [j0, j1) (the staged
     // buffer: all of it), and the columns past the tile the later steps read, `rest`. Each
