@@ -81,8 +81,9 @@ fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: &ArrayD<T>, want: &Arra
 
 /// Widths that are multiples of 4 take whole-word loads and stores, the others bytes at the
 /// plane's edges; 260 × 70 spans three tiles each way; 257 × 131 ends in a tile of one row
-/// and three columns, whose border positions map into the tile before.
-const SHAPES: [&[usize]; 12] = [
+/// and three columns, whose border positions map into the tile before; 300 × 544 (rows of
+/// whole 16-byte vectors) has tiles whose region lies inside the plane, staged without tests.
+const SHAPES: [&[usize]; 13] = [
     &[1, 1],
     &[40, 8],
     &[2, 70, 260],
@@ -95,6 +96,7 @@ const SHAPES: [&[usize]; 12] = [
     &[100, 65],
     &[1, 2, 33, 200],
     &[257, 131],
+    &[2, 300, 544],
 ];
 
 /// The u8 chains: the Gaussian → dilation → (Sobel below), morphology of every odd size

@@ -1,5 +1,5 @@
 //! GPU pooling trials: every variant (Auto included) × instance against the CPU oracle over
-//! kernels {1×1, 2×2, 3×3, 3×2, 7×7, 2×4, 1×16} × stride {kernel, 1, 2} × padding {0, k/2} × dilation {1, 2}
+//! kernels {1×1, 2×2, 3×3, 3×2, 5×3, 7×7, 2×4, 1×16} × stride {kernel, 1, 2} × padding {0, k/2} × dilation {1, 2}
 //! × ceil mode × planes {1×1, 5×7, 8×8, 25×25, 13×17, 6×32}, the batch shape and layout rotating
 //! through (H, W), (1, 3, H, W), (2, 5, H, W) × contiguous, transposed view, device array; values
 //! and argmax bit for bit, NaN and −∞ included; PyTorch's own outputs on the GPU; the constant
@@ -229,7 +229,8 @@ fn compare<T: El>(
 }
 
 /// The kernels, plus (2, 4) and (1, 16): the vectorized kernel's 4- and 16-lane windows.
-const KERNELS: [(usize, usize); 7] = [(1, 1), (2, 2), (3, 3), (3, 2), (7, 7), (2, 4), (1, 16)];
+/// (5, 3): the 3-wide kernels' windows of more rows than one pass loads.
+const KERNELS: [(usize, usize); 8] = [(1, 1), (2, 2), (3, 3), (3, 2), (5, 3), (7, 7), (2, 4), (1, 16)];
 const PLANES: [(usize, usize); 6] = [(1, 1), (5, 7), (8, 8), (25, 25), (13, 17), (6, 32)];
 
 /// Every window geometry of the matrix (`dilated`: max pooling's dilation 2 too).
@@ -494,7 +495,7 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
 /// The shared tile over planes of several tiles (128-column tiles past 256 outputs a row, row
 /// tiles, rows of whole 16-byte vectors or not) and from an input that is not 16-byte aligned
 /// (the plan's vector loads turn to element loads), and the vectorized rung's 3-wide kernel
-/// where it fits (stride 2, rows of whole vectors): values and argmax against the oracle,
+/// where it fits (stride 2, rows of whole vectors, rows dilated or not): values and argmax against the oracle,
 /// outputs poisoned first; `Auto` takes the vectorized rung where it fits, else the tile.
 fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
     fn err(e: cudarc::driver::DriverError) -> Failed {
@@ -575,6 +576,13 @@ fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
         Pool2d::new((3, 3)).padding((1, 1)),
         Pool2d::new((5, 5)).stride((3, 2)).padding((2, 2)).ceil_mode(true),
         Pool2d::new((3, 3)).stride((2, 2)).dilation((2, 3)),
+        // Dilated rows only: the 3-wide kernel steps its window rows by the dilation.
+        Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1)).dilation((2, 1)),
+        Pool2d::new((5, 3))
+            .stride((2, 2))
+            .padding((2, 1))
+            .dilation((3, 1))
+            .ceil_mode(true),
     ];
     for (k, p) in windows.into_iter().enumerate() {
         let seed = 900 + k as u64;
