@@ -1,10 +1,10 @@
 //! GPU pooling trials: every variant (Auto included) × instance against the CPU oracle over
-//! kernels {1×1, 2×2, 3×3, 3×2, 5×3, 7×7, 2×4, 1×16} × stride {kernel, 1, 2} × padding {0, k/2} × dilation {1, 2}
-//! × ceil mode × planes {1×1, 5×7, 8×8, 25×25, 13×17, 6×32}, the batch shape and layout rotating
-//! through (H, W), (1, 3, H, W), (2, 5, H, W) × contiguous, transposed view, device array; values
-//! and argmax bit for bit, NaN and −∞ included; PyTorch's own outputs on the GPU; the constant
-//! bank shared by pooling and 1D filters from several threads and handles; texture plans reused
-//! across buffers; errors. Every output the ops allocate is poisoned first.
+//! kernels {1×1, 2×2, 3×3, 3×2, 5×3, 7×7, 2×4, 1×16} × stride {kernel, 1, 2} × padding {0, k/2}
+//! × dilation {1, 2} × ceil mode × planes {1×1, 5×7, 8×8, 25×25, 13×17, 6×32}, the batch shape
+//! and layout rotating through (H, W), (1, 3, H, W), (2, 5, H, W) × contiguous, transposed view,
+//! device array; values and argmax bit for bit, NaN and −∞ included; PyTorch's own outputs on the
+//! GPU; the constant bank shared by pooling and 1D filters from several threads and handles;
+//! texture plans reused across buffers; errors. Every output the ops allocate is poisoned first.
 
 use std::fmt::Debug;
 
@@ -495,8 +495,9 @@ fn errors_and_empty(gpu: &Gpu) -> Result<(), Failed> {
 /// The shared tile over planes of several tiles (128-column tiles past 256 outputs a row, row
 /// tiles, rows of whole 16-byte vectors or not) and from an input that is not 16-byte aligned
 /// (the plan's vector loads turn to element loads), and the vectorized rung's 3-wide kernel
-/// where it fits (stride 2, rows of whole vectors, rows dilated or not): values and argmax against the oracle,
-/// outputs poisoned first; `Auto` takes the vectorized rung where it fits, else the tile.
+/// where it fits (stride 2, rows of whole vectors, rows dilated or not): values and argmax
+/// against the oracle, outputs poisoned first; `Auto` takes the vectorized rung where it fits,
+/// else the tile.
 fn shared_tile_planes(gpu: &Gpu) -> Result<(), Failed> {
     fn err(e: cudarc::driver::DriverError) -> Failed {
         Failed::from(e.to_string())

@@ -319,7 +319,7 @@ macro_rules! pool_kernel_names {
 /// any bound): f32 max at 8 (32 registers, every warp slot of an SM); the others at 3, what the u8
 /// argmax form (8 outputs per thread) reaches without spilling. `rows3`: window rows the 3-wide
 /// kernels load per pass, all in flight before the first is folded — 3 for the f32 average
-/// (W10 on the H200: 316.4 → 287.7 µs, 46 registers, 5 blocks per SM); 1 where the extra rows'
+/// (W10 on the H200: 314.1 → 287.3 µs at 42 registers, 6 blocks per SM); 1 where the extra rows'
 /// registers cost more than the round trips they save (f32 max at 8 blocks: 280.2 → 283.3 µs;
 /// its argmax form spills at 32 registers: 361.5 → 522.0 µs) or were not measured.
 #[macro_export]

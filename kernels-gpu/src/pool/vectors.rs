@@ -141,9 +141,9 @@ pub unsafe fn vectorized<T: PoolIn, R: PoolOp<T>, const INDEXED: bool>(
 /// that vector with `ld.global.nc.v4` and the one element on each side its windows reach with
 /// scalar loads (L1 hits: the neighbouring threads' vectors hold them), `ROWS` window rows a pass
 /// with all their loads in flight, then folds the taps of each output in row-major order, so
-/// ties, NaN and the average's summation order are the one-output rungs'. Which taps lie in the row follows from two flags ([`Sides`]), the
-/// average's counts are 32-bit ([`Extent`]), and the `P` outputs (and indices) leave as one store
-/// where they are whole and aligned.
+/// ties, NaN and the average's summation order are the one-output rungs'. Which taps lie in the
+/// row follows from two flags ([`Sides`]), the average's counts are 32-bit ([`Extent`]), and the
+/// `P` outputs (and indices) leave as one store where they are whole and aligned.
 ///
 /// # Safety
 /// As [`pool_one`]; additionally `w` is a multiple of the vector's lanes, `kw = 3`, `dw = 1`,
@@ -313,8 +313,8 @@ impl Sides {
     }
 }
 
-/// The 3-wide overlapping vectorized kernel for the launch's stride and padding (`pool_vectorized3`),
-/// `ROWS` window rows loaded a pass (`for_each_pool_instance!`'s `rows3`).
+/// The 3-wide overlapping vectorized kernel for the launch's stride and padding
+/// (`pool_vectorized3`), `ROWS` window rows loaded a pass (`for_each_pool_instance!`'s `rows3`).
 ///
 /// # Safety
 /// As [`pool_vectorized3`]; the host launches it only for `(sw, pw)` of `(2, 1)` or `(2, 0)`.
