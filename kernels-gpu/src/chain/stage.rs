@@ -156,42 +156,35 @@ pub(super) unsafe fn stage(
         // SAFETY: chunk q of row r, 16-byte aligned (the buffers start on a multiple of 16).
         unsafe { store_shared_v4(buf.add((r * PITCH + 4 * q) as usize) as *mut [u32; 4], v) };
     };
+    // The vector loads (and the chunks of zeros), all in flight; bit u of `rest` marks a chunk
+    // left to the word and byte path.
+    let mut rest = 0u32;
+    let mut v = [[0u32; 4]; STAGE_BATCH];
     if interior && row_align == 16 {
         // Every chunk is one aligned vector of an inside row: a pointer stepped down the column.
         let pitch = (STAGE_ROWS * f.w as u32) as usize;
         let first = src.wrapping_add((f.oy as u32 + r0) as usize * f.w as usize + gx as usize);
-        let mut v = [[0u32; 4]; STAGE_BATCH];
         crate::unroll!(STAGE_BATCH, |u| {
             if r0 + STAGE_ROWS * (u as u32) < f.rows {
                 // SAFETY: 16 bytes of an inside row, 16-byte aligned (`row_align`).
                 v[u] = unsafe { load_nc_v4(first.wrapping_add(u * pitch) as *const [u32; 4]) };
             }
         });
+    } else {
         crate::unroll!(STAGE_BATCH, |u| {
             let r = r0 + STAGE_ROWS * u as u32;
-            if r < f.rows {
-                put(r, v[u]);
+            if r < f.rows
+                && let Some(my) = image_row(r)
+            {
+                if whole {
+                    // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
+                    v[u] = unsafe { load_nc_v4(row_of(my).add(gx as usize) as *const [u32; 4]) };
+                } else if touches {
+                    rest |= 1 << u;
+                }
             }
         });
-        return;
     }
-    // The vector loads (and the chunks of zeros), all in flight; bit u of `rest` marks a chunk
-    // left to the word and byte path.
-    let mut rest = 0u32;
-    let mut v = [[0u32; 4]; STAGE_BATCH];
-    crate::unroll!(STAGE_BATCH, |u| {
-        let r = r0 + STAGE_ROWS * u as u32;
-        if r < f.rows
-            && let Some(my) = image_row(r)
-        {
-            if whole {
-                // SAFETY: 16 bytes of the row, 16-byte aligned (`row_align`).
-                v[u] = unsafe { load_nc_v4(row_of(my).add(gx as usize) as *const [u32; 4]) };
-            } else if touches {
-                rest |= 1 << u;
-            }
-        }
-    });
     crate::unroll!(STAGE_BATCH, |u| {
         let r = r0 + STAGE_ROWS * u as u32;
         if r < f.rows && rest & (1 << u) == 0 {

@@ -567,9 +567,9 @@ pub(super) unsafe fn stage_flush<O: OutElem, const C: usize>(
 ///    distinct banks.
 /// 2. The tile's accumulator class ([`SlideIn`]): 32-bit sums and squares when every sample
 ///    has `x² · w < 2^32` ([`fits_small32`]), else the narrow class (i32: |x| < 2^27, squares
-///    in u64 instead of 128 bits; u16: sums in u32 instead of u64), else the general one; from the largest `|x|` each thread staged
-///    (taken from its registers), one barrier that ORs per class tried — the first also
-///    publishes the tile.
+///    in u64 instead of 128 bits; u16: sums in u32 instead of u64), else the general one; from
+///    the largest `|x|` each thread staged (taken from its registers), one barrier that ORs per
+///    class tried — the first also publishes the tile.
 /// 3. Windows wider than `SLIDING_DIRECT_MAX`: the block sums each 16-element chunk once, and
 ///    on long tiles (`P = 16`) scans those sums into prefix sums (kept in the squares' stage).
 /// 4. Thread `t` forms the sum of its first window (directly, or from whole chunks — two prefix
