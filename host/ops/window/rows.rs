@@ -99,7 +99,7 @@ impl<T: WindowElement> RowPlan<T> {
         let span = WINDOW_BLOCK * sliding_outputs(size, sum_size.max(sumsq_size), T::FLOAT);
         let float_narrow = FLOAT_NARROW_WIDTHS.contains(&w);
         let sliding_bytes = if T::FLOAT {
-            float_sliding_layout(sum_size, sumsq_size).bytes
+            float_sliding_layout(size, sum_size, sumsq_size).bytes
         } else {
             sliding_layout(span, width as u64, size, sums, sum_size, sumsq_size).bytes
         };

@@ -1,6 +1,6 @@
 //! Rung 5 for float rows (f32, f64): direct sums for narrow windows, van Herk/Gil-Werman over
-//! 16-sample chunks for the others, inside each thread's run over a transposed f64 tile in
-//! shared memory. No subtraction (a NaN or an infinity stays in the windows that hold it, and no
+//! 16-sample chunks for the others, inside each thread's run over a transposed tile of the input
+//! type in shared memory, every sum in f64. No subtraction (a NaN or an infinity stays in the windows that hold it, and no
 //! running sum's magnitude leaks into later windows) and no block scan: the block-scan running
 //! sums it replaces spent two segmented scans of f64 pairs per position.
 
@@ -10,11 +10,13 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 /// Rung 5 for float rows. Tile `k` (block `k`) holds outputs `[S·k', S·k' + S)` of a row
 /// (`S = WINDOW_BLOCK · P`, `P = 16` outputs per thread).
 ///
-/// 1. The block stages the tile's `S + w − 1` samples as f64 in a transposed tile ([`Tile`]):
-///    the aligned 16-byte vectors inside the row with read-only vector loads (`V` per thread),
-///    row ends and border positions one by one, and zeros past the tile's last sample up to the
-///    last position a thread reads. Every read below is then an unconditional 8-byte load at
-///    the thread's index plus a constant, conflict-free, each sample converted once.
+/// 1. The block stages the tile's `S + w − 1` samples, in the input type, in a transposed tile
+///    ([`Tile`]): the aligned 16-byte vectors inside the row with read-only vector loads (`V`
+///    per thread), row ends and border positions one by one, and zeros past the tile's last
+///    sample up to the last position a thread reads. Every read below is then an unconditional
+///    load at the thread's index plus a constant, conflict-free, widened to f64 as it is read:
+///    an f32 tile takes half the shared memory and half the shared-memory wavefronts per warp
+///    read of an f64 one, for a conversion per read on another pipe.
 /// 2. Thread `t` owns outputs `[16t, 16t + 16)`: the run's 16 positions are its own chunk.
 ///    `NARROW` (`3 ≤ w < 16`): direct sums, in groups of 4 outputs ([`narrow_run`]). Otherwise
 ///    ([`van_herk_run`], `w ≥ 16`; `w ≤ 2` sums directly) window `[i, i + w)` is the suffix sum
@@ -34,7 +36,7 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 ///
 /// # Safety
 /// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
-/// memory of `float_sliding_layout(..).bytes`; widths up to `SLIDING_MAX_WIDTH`, `NARROW` exactly
+/// memory of `float_sliding_layout(size_of::<T>(), ..).bytes`; widths up to `SLIDING_MAX_WIDTH`, `NARROW` exactly
 /// when the width is in `FLOAT_NARROW_WIDTHS` (the van Herk path assumes `w ≤ 2` or `w ≥ 16`).
 pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     x: *const T,
@@ -42,7 +44,7 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     sumsq: *mut Q,
     a: RowArgs<T>,
 ) where
-    T: WindowIn<S = f64, Q = f64>,
+    T: FloatSample,
     S: FromAcc<f64>,
     Q: FromAcc<f64>,
 {
@@ -50,12 +52,16 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     let total_tiles = a.rows * a.n.div_ceil(span);
     let w = a.width as usize;
     let t = thread_idx() as usize;
-    let layout = float_sliding_layout(core::mem::size_of::<S>(), core::mem::size_of::<Q>());
+    let layout = float_sliding_layout(
+        core::mem::size_of::<T>(),
+        core::mem::size_of::<S>(),
+        core::mem::size_of::<Q>(),
+    );
     // SAFETY: the host sized shared memory with float_sliding_layout.
     let (tile, chunks, stage_s, stage_q) = unsafe {
         let base: *mut u8 = dynamic_shared();
         (
-            Tile(base as *mut f64),
+            Tile(base as *mut T),
             base.add(layout.chunks) as *mut F2,
             base.add(layout.stage_sum),
             base.add(layout.stage_sumsq),
@@ -73,7 +79,7 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     }
     let cur = SlidingTile::new::<T, V>(k, span, &a, vector_loads);
     // SAFETY: the layout's tile region; reach ≤ 16 · FLOAT_TILE_RUNS (the layout's bound).
-    unsafe { tile.stage::<T, V>(&cur, x, &a, t, reach) };
+    unsafe { tile.stage::<V>(&cur, x, &a, t, reach) };
     // SAFETY: every thread reaches it.
     unsafe { sync_threads() };
     let run = Run(tile.0.wrapping_add(t));
@@ -87,7 +93,7 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
         }
     } else {
         // SAFETY: the tile is staged; the stages and chunks are the layout's.
-        unsafe { van_herk_run::<S, Q>(run, &cur, w, chunks, stage_s, stage_q, squares) };
+        unsafe { van_herk_run::<T, S, Q>(run, &cur, w, chunks, stage_s, stage_q, squares) };
     }
     // SAFETY: every thread reaches it.
     unsafe { sync_threads() };
@@ -108,8 +114,8 @@ pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
 /// All threads of the block call it after staging `cur` (it holds two barriers when `w > 32`);
 /// `chunks` and the stages are the layout's (the chunk sums alias the squares' stage).
 #[inline(always)]
-unsafe fn van_herk_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
-    run: Run,
+unsafe fn van_herk_run<T: FloatSample, S: FromAcc<f64>, Q: FromAcc<f64>>(
+    run: Run<T>,
     cur: &SlidingTile,
     w: usize,
     chunks: *mut F2,
@@ -227,35 +233,49 @@ fn add(acc: F2, v: f64) -> F2 {
     }
 }
 
-/// The transposed f64 tile: position `16r + q` at element `q · FLOAT_TILE_RUNS + r`.
-#[derive(Clone, Copy)]
-struct Tile(*mut f64);
+/// A float input of the sliding kernels: the type its tile holds, widened to f64 as it is read.
+pub trait FloatSample: WindowIn<S = f64, Q = f64> {
+    /// The staged value of positions past the tile's samples (never in a window).
+    const ZERO: Self;
+    /// The sample in f64 (exact).
+    fn widen(self) -> f64;
+}
 
-impl Tile {
+macro_rules! float_sample {
+    ($($t:ty),*) => {$(
+        impl FloatSample for $t {
+            const ZERO: $t = 0.0;
+            #[inline(always)]
+            fn widen(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+float_sample!(f32, f64);
+
+/// The transposed tile: position `16r + q` at element `q · FLOAT_TILE_RUNS + r`.
+#[derive(Clone, Copy)]
+struct Tile<T>(*mut T);
+
+impl<T: FloatSample> Tile<T> {
     /// Element of tile position `p`, in 32-bit arithmetic (positions stay below
     /// `16 · FLOAT_TILE_RUNS`; 64-bit index math cost twice the instructions per staged sample).
     #[inline(always)]
-    fn slot(self, p: usize) -> *mut f64 {
+    fn slot(self, p: usize) -> *mut T {
         let p = p as u32;
         self.0
             .wrapping_add(((p % P as u32) * FLOAT_TILE_RUNS as u32 + p / P as u32) as usize)
     }
 
-    /// Stages tile positions `[0, reach)`: the samples `[0, len)` of `cur` as f64 (the aligned
-    /// in-row vectors by 16-byte loads, the rest border-mapped one by one), zeros after.
+    /// Stages tile positions `[0, reach)`: the samples `[0, len)` of `cur` (the aligned in-row
+    /// vectors by 16-byte loads, the rest border-mapped one by one), zeros after.
     ///
     /// # Safety
     /// `reach ≤ 16 · FLOAT_TILE_RUNS`; the tile region is the layout's; `x` the kernel's input,
     /// 16-byte aligned when `cur.vectors > 0`.
     #[inline(always)]
-    unsafe fn stage<T: WindowIn<S = f64, Q = f64>, const V: usize>(
-        self,
-        cur: &SlidingTile,
-        x: *const T,
-        a: &RowArgs<T>,
-        t: usize,
-        reach: usize,
-    ) {
+    unsafe fn stage<const V: usize>(self, cur: &SlidingTile, x: *const T, a: &RowArgs<T>, t: usize, reach: usize) {
         let lanes = 16 / core::mem::size_of::<T>();
         // SAFETY: forwarded.
         let pre = unsafe { cur.load_vectors::<T, V>(x, t) };
@@ -267,7 +287,7 @@ impl Tile {
                     // SAFETY: lane l of the vector's 16 bytes; position p0 + l < len ≤ reach.
                     unsafe {
                         let v = (pre[i].as_ptr() as *const T).add(l).read();
-                        self.slot(p0 + l).write(v.lift().s);
+                        self.slot(p0 + l).write(v);
                     }
                 }
             }
@@ -286,9 +306,9 @@ impl Tile {
             let p = if j < head { j } else { tail + (j - head) };
             let v = if p < cur.len {
                 // SAFETY: p < len positions of the tile; the row holds n samples.
-                unsafe { row.sample(cur.first + p as i64) }.lift().s
+                unsafe { row.sample(cur.first + p as i64) }
             } else {
-                0.0
+                T::ZERO
             };
             // SAFETY: p < reach.
             unsafe { self.slot(p).write(v) };
@@ -300,20 +320,20 @@ impl Tile {
 /// A thread's view of the tile from its run's first position (the tile plus the run index):
 /// position `p` at a constant offset from it.
 #[derive(Clone, Copy)]
-struct Run(*mut f64);
+struct Run<T>(*mut T);
 
-impl Run {
-    /// Position `p`.
+impl<T: FloatSample> Run<T> {
+    /// Position `p`, in f64.
     #[inline(always)]
     fn sample(self, p: usize) -> f64 {
         // SAFETY: every position a thread reads was staged (`reach`).
-        unsafe { Tile(self.0).slot(p).read() }
+        unsafe { Tile(self.0).slot(p).read() }.widen()
     }
 
     /// Positions `p0 + j` for constant `j ≤ 16` and a run-time `p0`: each read an add and a
     /// select from `p0`'s slot, not a slot computation of its own.
     #[inline(always)]
-    fn from(self, p0: usize) -> Span {
+    fn from(self, p0: usize) -> Span<T> {
         Span {
             base: Tile(self.0).slot(p0),
             phase: (p0 % P) as u32,
@@ -329,15 +349,15 @@ impl Run {
 
 /// Positions from a run-time one ([`Run::from`]).
 #[derive(Clone, Copy)]
-struct Span {
+struct Span<T> {
     /// The first position's slot.
-    base: *mut f64,
+    base: *mut T,
     /// The first position's place in its run.
     phase: u32,
 }
 
-impl Span {
-    /// Position `p0 + j`: `j` slots of `FLOAT_TILE_RUNS` on from `p0`'s, back to the next run's
+impl<T: FloatSample> Span<T> {
+    /// Position `p0 + j`, in f64: `j` slots of `FLOAT_TILE_RUNS` on from `p0`'s, back to the next run's
     /// first slot where `p0 + j` crosses into it.
     #[inline(always)]
     fn sample(self, j: usize) -> f64 {
@@ -354,13 +374,14 @@ impl Span {
                 .wrapping_sub(next_run)
                 .read()
         }
+        .widen()
     }
 }
 
 /// Backward over the thread's run from its last position: the suffix sums of the run's half
 /// `[h, h + H)`, each from its position to the run's end (a whole chunk for `h = 0`).
 #[inline(always)]
-fn half_suffixes(run: Run, h: usize) -> [F2; H] {
+fn half_suffixes<T: FloatSample>(run: Run<T>, h: usize) -> [F2; H] {
     let mut acc = run.at(P - 1);
     for j in (h + H..P - 1).rev() {
         acc = add(acc, run.sample(j));
@@ -393,8 +414,8 @@ fn half_suffixes(run: Run, h: usize) -> [F2; H] {
 /// # Safety
 /// As [`StageWriter::put`].
 #[inline(always)]
-unsafe fn narrow_run<S: FromAcc<f64>, Q: FromAcc<f64>>(
-    run: Run,
+unsafe fn narrow_run<T: FloatSample, S: FromAcc<f64>, Q: FromAcc<f64>>(
+    run: Run<T>,
     w: usize,
     ws: &mut StageWriter<S, P>,
     mut wq: Option<&mut StageWriter<Q, P>>,

@@ -415,7 +415,7 @@ pub const fn sliding_layout(
 }
 
 /// Runs of 16 positions per row of the float sliding kernel's tile, which it keeps transposed:
-/// tile position `16r + q` is f64 element `q · FLOAT_TILE_RUNS + r`. Thread `t`'s reads of its
+/// tile position `16r + q` is element `q · FLOAT_TILE_RUNS + r`. Thread `t`'s reads of its
 /// run's position `p` land at `t` plus a constant, so a warp reads consecutive words (no bank
 /// conflict, no address arithmetic). At least the 256 runs of the outputs plus those a thread
 /// reads past its own (`⌈(SLIDING_MAX_WIDTH + 31) / 16⌉ + 1`); `≡ 1 mod 4`, so the staging's
@@ -426,13 +426,13 @@ const _: () = assert!(
         && FLOAT_TILE_RUNS % 4 == 1
 );
 
-/// Dynamic shared memory of the float sliding kernels (f32 and f64 inputs, whatever the width up
-/// to `SLIDING_MAX_WIDTH`): the transposed f64 tile (16 × [`FLOAT_TILE_RUNS`]), then the two
-/// output stages of 16 outputs per thread. The van Herk kernel's chunk sums, one `(Σ, Σ²)` f64
-/// pair per run, share the squares' stage: they are read before any output is staged (f32
-/// outputs: 73.6 KB, three blocks per SM of 228 KB).
-pub const fn float_sliding_layout(sum_size: usize, sumsq_size: usize) -> SlidingLayout {
-    let stage_sum = 16 * FLOAT_TILE_RUNS * 8;
+/// Dynamic shared memory of the float sliding kernels (f32 and f64 inputs of `sample_size`
+/// bytes, whatever the width up to `SLIDING_MAX_WIDTH`): the transposed tile of input samples
+/// (16 × [`FLOAT_TILE_RUNS`]), then the two output stages of 16 outputs per thread. The van Herk
+/// kernel's chunk sums, one `(Σ, Σ²)` f64 pair per run, share the squares' stage: they are read
+/// before any output is staged (f32 → f32: 52.3 KB, four blocks per SM of 228 KB).
+pub const fn float_sliding_layout(sample_size: usize, sum_size: usize, sumsq_size: usize) -> SlidingLayout {
+    let stage_sum = (16 * FLOAT_TILE_RUNS * sample_size).next_multiple_of(16);
     let span = WINDOW_BLOCK as usize * SLIDING_CHUNK as usize;
     let stage_sumsq = stage_sum + span * sum_size;
     let sumsq_bytes = span * sumsq_size;
@@ -555,7 +555,7 @@ macro_rules! window_fused_name {
 /// the others. `blocks`, `n` and `b` are launch bounds (resident blocks per SM the registers
 /// must allow; 256 threads, 128 for the fused box): the most that ptxas sm_90 reaches without
 /// spilling (4 at 64 registers, 3 at 80; the fused box 3 at 168, or 2 where its shared memory
-/// allows no more; the float kernels 3 or 2: f32 → f32's layout fits three blocks per SM, that
+/// allows no more; the float kernels 4, 3 or 2: f32 → f32's layout fits four blocks per SM, that
 /// of f64 outputs two).
 #[macro_export]
 macro_rules! for_each_window_instance {
@@ -570,7 +570,7 @@ macro_rules! for_each_window_instance {
             i32_f32 => i32, f32, f32, fused(4, 3), 3;
             i32_f64 => i32, f64, f64, fused(4, 3), 3;
             i32_exact => i32, i64, $crate::abi::reduce::W128, fused(4, 3), 3;
-            f32_f32 => f32, f32, f32, float_rows(3, 3), 3;
+            f32_f32 => f32, f32, f32, float_rows(4, 4), 3;
             f32_f64 => f32, f64, f64, float_rows(2, 3), 3;
             f64_f64 => f64, f64, f64, float_rows(2, 2), 3;
         }
