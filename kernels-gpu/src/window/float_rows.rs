@@ -279,17 +279,29 @@ impl<T: FloatSample> Tile<T> {
         let lanes = 16 / core::mem::size_of::<T>();
         // SAFETY: forwarded.
         let pre = unsafe { cur.load_vectors::<T, V>(x, t) };
+        // The lanes' slots of the thread's first vector; vector `t + i · B` lies `B · lanes`
+        // positions (a multiple of 16: `B · lanes / 16` runs, the same places in them) further,
+        // so its slots are those plus a constant — no slot arithmetic per vector.
+        let p0 = cur.vector_pos(t, lanes);
+        let mut slots = [self.0; 4];
+        crate::unroll!(4, |l| {
+            if l < lanes {
+                slots[l] = self.slot(p0.wrapping_add(l));
+            }
+        });
+        const { assert!((WINDOW_BLOCK as usize * 16 / core::mem::size_of::<T>()).is_multiple_of(P)) };
+        let runs_per_vector = WINDOW_BLOCK as usize * lanes / P;
         crate::unroll!(V, |i| {
-            let j = t + i * WINDOW_BLOCK as usize;
-            if j < cur.vectors {
-                let p0 = cur.vector_pos(j, lanes);
-                for l in 0..lanes {
-                    // SAFETY: lane l of the vector's 16 bytes; position p0 + l < len ≤ reach.
-                    unsafe {
-                        let v = (pre[i].as_ptr() as *const T).add(l).read();
-                        self.slot(p0 + l).write(v);
+            if t + i * (WINDOW_BLOCK as usize) < cur.vectors {
+                crate::unroll!(4, |l| {
+                    if l < lanes {
+                        // SAFETY: lane l of the vector's 16 bytes; its position < len ≤ reach.
+                        unsafe {
+                            let v = (pre[i].as_ptr() as *const T).add(l).read();
+                            slots[l].add(i * runs_per_vector).write(v);
+                        }
                     }
-                }
+                });
             }
         });
         // Scalar positions: [0, head) and [tail, reach).

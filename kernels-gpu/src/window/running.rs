@@ -370,12 +370,14 @@ impl SlidingTile {
     #[inline(always)]
     pub(super) unsafe fn load_vectors<T, const V: usize>(&self, x: *const T, t: usize) -> [[u32; 4]; V] {
         let lanes = 16 / core::mem::size_of::<T>();
+        // Vector t's address once; the others lie a constant B · 16 bytes apart (immediate
+        // offsets, no 64-bit address arithmetic per vector).
+        let first = x.wrapping_add((self.v_begin as usize + t) * lanes) as *const [u32; 4];
         let mut v = [[0u32; 4]; V];
         crate::unroll!(V, |i| {
-            let j = t + i * WINDOW_BLOCK as usize;
-            if j < self.vectors {
-                // SAFETY: vector v_begin + j lies inside the row (SlidingTile::new), aligned.
-                v[i] = unsafe { load_nc_v4(x.add((self.v_begin as usize + j) * lanes) as *const [u32; 4]) };
+            if t + i * (WINDOW_BLOCK as usize) < self.vectors {
+                // SAFETY: vector v_begin + t + i·B lies inside the row (SlidingTile::new), aligned.
+                v[i] = unsafe { load_nc_v4(first.add(i * WINDOW_BLOCK as usize)) };
             }
         });
         v
