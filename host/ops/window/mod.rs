@@ -132,9 +132,9 @@ pub enum WindowVariant {
     /// 16-byte loads, and the block writes its outputs through a swizzled shared stage as whole
     /// 512-byte warp rows (u8 8192² at 94% of the copy bandwidth). Floats with windows up to
     /// 1024 samples (no subtraction): each thread's 16 outputs, summed in f64, from a transposed
-    /// tile of the input type, van Herk/Gil-Werman over 16-sample chunks for windows of 16 or more, direct sums below. Wider
-    /// windows: block scans (integers: the difference of two running sums; floats: van
-    /// Herk/Gil-Werman restarting every `w` samples).
+    /// tile of the input type, van Herk/Gil-Werman over 16-sample chunks for windows of 16 or
+    /// more, direct sums below. Wider windows: block scans (integers: the difference of two
+    /// running sums; floats: van Herk/Gil-Werman restarting every `w` samples).
     RunningSum,
     /// Running sums: the fastest rung at every width measured (docs/PERFORMANCE.md).
     #[default]
