@@ -1,8 +1,9 @@
 //! Rung 5 for float rows (f32, f64): direct sums for narrow windows, van Herk/Gil-Werman over
 //! 16-sample chunks for the others, inside each thread's run over a transposed tile of the input
-//! type in shared memory, every sum in f64. No subtraction (a NaN or an infinity stays in the windows that hold it, and no
-//! running sum's magnitude leaks into later windows) and no block scan: the block-scan running
-//! sums it replaces spent two segmented scans of f64 pairs per position.
+//! type in shared memory, every sum in f64. No subtraction (a NaN or an infinity stays in the
+//! windows that hold it, and no running sum's magnitude leaks into later windows) and no block
+//! scan: the block-scan running sums it replaces spent two segmented scans of f64 pairs per
+//! position.
 
 use super::*;
 use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
@@ -36,8 +37,9 @@ use crate::abi::window::{FLOAT_TILE_RUNS, float_sliding_layout};
 ///
 /// # Safety
 /// As [`sliding_sum`] (a null `sumsq` skips the squares' stores), with `P = 16` and dynamic shared
-/// memory of `float_sliding_layout(size_of::<T>(), ..).bytes`; widths up to `SLIDING_MAX_WIDTH`, `NARROW` exactly
-/// when the width is in `FLOAT_NARROW_WIDTHS` (the van Herk path assumes `w ≤ 2` or `w ≥ 16`).
+/// memory of `float_sliding_layout(size_of::<T>(), ..).bytes`; widths up to `SLIDING_MAX_WIDTH`,
+/// `NARROW` exactly when the width is in `FLOAT_NARROW_WIDTHS` (the van Herk path assumes `w ≤ 2`
+/// or `w ≥ 16`).
 pub unsafe fn float_sliding_sum<T, S, Q, const V: usize, const NARROW: bool>(
     x: *const T,
     sum: *mut S,
@@ -233,26 +235,20 @@ fn add(acc: F2, v: f64) -> F2 {
     }
 }
 
-/// A float input of the sliding kernels: the type its tile holds, widened to f64 as it is read.
+/// A float input of the sliding kernels: the type its tile holds, widened to f64 as it is read
+/// (`WindowIn::lift`).
 pub trait FloatSample: WindowIn<S = f64, Q = f64> {
     /// The staged value of positions past the tile's samples (never in a window).
     const ZERO: Self;
-    /// The sample in f64 (exact).
-    fn widen(self) -> f64;
 }
 
-macro_rules! float_sample {
-    ($($t:ty),*) => {$(
-        impl FloatSample for $t {
-            const ZERO: $t = 0.0;
-            #[inline(always)]
-            fn widen(self) -> f64 {
-                self as f64
-            }
-        }
-    )*};
+impl FloatSample for f32 {
+    const ZERO: f32 = 0.0;
 }
-float_sample!(f32, f64);
+
+impl FloatSample for f64 {
+    const ZERO: f64 = 0.0;
+}
 
 /// The transposed tile: position `16r + q` at element `q · FLOAT_TILE_RUNS + r`.
 #[derive(Clone, Copy)]
@@ -339,7 +335,7 @@ impl<T: FloatSample> Run<T> {
     #[inline(always)]
     fn sample(self, p: usize) -> f64 {
         // SAFETY: every position a thread reads was staged (`reach`).
-        unsafe { Tile(self.0).slot(p).read() }.widen()
+        unsafe { Tile(self.0).slot(p).read() }.lift().s
     }
 
     /// Positions `p0 + j` for constant `j ≤ 16` and a run-time `p0`: each read an add and a
@@ -369,8 +365,8 @@ struct Span<T> {
 }
 
 impl<T: FloatSample> Span<T> {
-    /// Position `p0 + j`, in f64: `j` slots of `FLOAT_TILE_RUNS` on from `p0`'s, back to the next run's
-    /// first slot where `p0 + j` crosses into it.
+    /// Position `p0 + j`, in f64: `j` slots of `FLOAT_TILE_RUNS` on from `p0`'s, back to the next
+    /// run's first slot where `p0 + j` crosses into it.
     #[inline(always)]
     fn sample(self, j: usize) -> f64 {
         let next_run = if self.phase + j as u32 >= P as u32 {
@@ -386,7 +382,8 @@ impl<T: FloatSample> Span<T> {
                 .wrapping_sub(next_run)
                 .read()
         }
-        .widen()
+        .lift()
+        .s
     }
 }
 
