@@ -1,10 +1,11 @@
 //! Walks the sliding-window statistics ladder on the classic tutorial's workload — for every pixel
 //! of an 8192 × 8192 image, the sum and the sum of squares of the 15 pixels around it along its
-//! row, as two f32 images — with u8 and i32 pixels; then widths 63 and 255 (the running sums'
-//! O(1) shows), then the 15 × 15 local mean and variance (two f32 images) of the u8 image through
-//! the separable, fused and warp-prefix 2D variants. Prints median kernel time, GB/s (input read once + both
-//! outputs written once), % of the device-to-device copy bandwidth measured in the same run,
-//! speedups and PASS/FAIL against the CPU (exact sums rounded once to f32).
+//! row, as two f32 images — with u8, i32 and f32 pixels (f32 takes the float kernels: sums in
+//! f64, no subtraction); then widths 63 and 255 (the running sums' O(1) shows), then the 15 × 15
+//! local mean and variance (two f32 images) of the u8 image through the separable, fused and
+//! warp-prefix 2D variants. Prints median kernel time, GB/s (input read once + both outputs
+//! written once), % of the device-to-device copy bandwidth measured in the same run, speedups and
+//! PASS/FAIL against the CPU (exact sums rounded once to f32).
 //!
 //!     cargo run --release --example window_stats [-- --quick] [--boxes]
 //!
@@ -35,6 +36,7 @@ fn main() {
         .collect();
     let px8 = support::image::<u8>(h * w, 2026);
     let px32 = support::image::<i32>(h * w, 2026);
+    let pxf = support::image::<f32>(h * w, 2026);
     let rows_too = !std::env::args().any(|a| a == "--boxes");
     for width in [15, 63, 255].into_iter().filter(|_| rows_too) {
         // The full ladder at width 15; the fast rungs (and the tutorial's slowest for scale) after.
@@ -50,6 +52,7 @@ fn main() {
         };
         failed |= row_table("u8", &px8, h, w, width, gpu, variants);
         failed |= row_table("i32", &px32, h, w, width, gpu, variants);
+        failed |= row_table("f32", &pxf, h, w, width, gpu, variants);
     }
     // The 15 × 15; with --boxes also the windows that place Auto's fused/separable
     // crossover.
