@@ -10,8 +10,8 @@
 //! Arguments: `conv1d <f32|f64> <log2 n> <taps> <variant>` (a mean filter, zero border),
 //! `reduce <log2 n> <variant>` (sum of squares of i32) or `window <u8|u16|i32|f32> <side>
 //! <width> <variant>` (row sums and sums of squares of a side² image into two f32 images, zero
-//! border) or `pool <planes> <variant>` (ResNet's 3 × 3 stride-2 padding-1 max pooling of f32
-//! planes of 224²) or `chain <planes> <side>` (W12's fused Gaussian → dilation → Sobel, reflect
+//! border) or `pool <planes> <variant> [avg]` (ResNet's 3 × 3 stride-2 padding-1 max pooling of
+//! f32 planes of 224², or with `avg` its average pooling) or `chain <planes> <side>` (W12's fused Gaussian → dilation → Sobel, reflect
 //! border, over u8 planes of side²); variant names as in the tables (`auto` for `Auto`). Prints the median of the
 //! launches (GPU time) for orientation only.
 
@@ -33,7 +33,8 @@ fn main() {
         ["conv1d", "f32", log2, taps, variant] => conv1d::<f32>(&gpu, parse(log2), parse(taps), variant),
         ["conv1d", "f64", log2, taps, variant] => conv1d::<f64>(&gpu, parse(log2), parse(taps), variant),
         ["reduce", log2, variant] => reduce(&gpu, parse(log2), variant),
-        ["pool", planes, variant] => pool(&gpu, parse(planes), variant),
+        ["pool", planes, variant] => pool(&gpu, parse(planes), variant, false),
+        ["pool", planes, variant, "avg"] => pool(&gpu, parse(planes), variant, true),
         ["chain", planes, side] => chain(&gpu, parse(planes), parse(side)),
         ["window", "u8", side, width, variant] => window::<u8>(&gpu, parse(side), parse(width), variant),
         ["window", "u16", side, width, variant] => window::<u16>(&gpu, parse(side), parse(width), variant),
@@ -42,7 +43,7 @@ fn main() {
         _ => {
             eprintln!(
                 "usage: profile conv1d <f32|f64> <log2 n> <taps> <variant> | profile reduce <log2 n> <variant> \
-                 | profile window <u8|u16|i32|f32> <side> <width> <variant> | profile pool <planes> <variant>"
+                 | profile window <u8|u16|i32|f32> <side> <width> <variant> | profile pool <planes> <variant> [avg]"
             );
             std::process::exit(2);
         }
@@ -128,20 +129,26 @@ where
     Ok(())
 }
 
-fn pool(gpu: &Gpu, planes: usize, variant: &str) -> gpuprims::Result<()> {
+fn pool(gpu: &Gpu, planes: usize, variant: &str, avg: bool) -> gpuprims::Result<()> {
+    use gpuprims::AvgPool2d;
     let variant = pick(PoolVariant::ALL, PoolVariant::Auto, PoolVariant::name, variant);
-    let p = Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
-    let shape = PoolShape::max(planes, 224, 224, p);
     let x = gpu
         .stream()
         .clone_htod(&support::pool_input::<f32>(planes * 224 * 224, 3))?;
-    let plan = PoolPlan::<f32>::max(gpu, shape, variant)?;
+    let plan = if avg {
+        let p = AvgPool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
+        PoolPlan::<f32>::avg(gpu, PoolShape::avg(planes, 224, 224, p), variant)?
+    } else {
+        let p = Pool2d::new((3, 3)).stride((2, 2)).padding((1, 1));
+        PoolPlan::<f32>::max(gpu, PoolShape::max(planes, 224, 224, p), variant)?
+    };
     let (oh, ow) = plan.output_size();
     // SAFETY: every output is written by each launch.
     let mut y = unsafe { gpu.stream().alloc::<f32>(planes * oh * ow) }?;
     let t = gpu.time_launches(0, LAUNCHES, |_| Ok(()), |_| plan.enqueue(gpu, &x, &mut y, None))?;
     println!(
-        "pool 3×3/2 {} {planes} × 224²: median {:.2} µs",
+        "pool 3×3/2 {} {} {planes} × 224²: median {:.2} µs",
+        if avg { "average" } else { "max" },
         plan.variant().name(),
         t.median_us
     );

@@ -315,13 +315,15 @@ macro_rules! pool_kernel_names {
 /// float types (an integer average would need a rounding rule PyTorch's CUDA backend does not
 /// define). `blocks` and `argmax_blocks` are the launch bounds (resident blocks of `POOL_BLOCK`
 /// per SM) of the vectorized kernel and of its argmax form: the most ptxas sm_90 reaches without
-/// spilling. `blocks3` bounds both 3-wide vectorized kernels (0: none — the average spills under
-/// any bound): f32 max at 8 (32 registers, every warp slot of an SM); the others at 3, what the u8
-/// argmax form (8 outputs per thread) reaches without spilling. `rows3`: window rows the 3-wide
-/// kernels load per pass, all in flight before the first is folded — 3 for the f32 average
-/// (W10 on the H200: 314.1 → 287.3 µs at 42 registers, 6 blocks per SM); 1 where the extra rows'
-/// registers cost more than the round trips they save (f32 max at 8 blocks: 280.2 → 283.3 µs;
-/// its argmax form spills at 32 registers: 361.5 → 522.0 µs) or were not measured.
+/// spilling. `blocks3` bounds both 3-wide vectorized kernels (0: none — the f64 average spills
+/// under any bound): f32 max at 8 (32 registers, every warp slot of an SM); the f32 average at 6
+/// (40 registers, 4 bytes spilled: unbounded, its 42 registers allocate as 48 and hold 5 blocks;
+/// W10 on the H200 289.8 → 269.5 µs, one call); the others at 3, what the u8 argmax form (8
+/// outputs per thread) reaches without spilling. `rows3`: window rows the 3-wide kernels load per
+/// pass, all in flight before the first is folded — 3 for the f32 average (W10 on the H200:
+/// 314.1 → 287.3 µs at 5 blocks per SM); 1 where the extra rows' registers cost more than the
+/// round trips they save (f32 max at 8 blocks: 280.2 → 283.3 µs; its argmax form spills at 32
+/// registers: 361.5 → 522.0 µs) or were not measured.
 #[macro_export]
 macro_rules! for_each_pool_instance {
     ($m:ident) => {
@@ -331,7 +333,7 @@ macro_rules! for_each_pool_instance {
             max_i32 => i32, Max, 6, 6, 3, 1;
             max_f32 => f32, Max, 6, 6, 8, 1;
             max_f64 => f64, Max, 6, 6, 3, 1;
-            avg_f32 => f32, Avg, 4, 4, 0, 3;
+            avg_f32 => f32, Avg, 4, 4, 6, 3;
             avg_f64 => f64, Avg, 4, 4, 0, 1;
         }
     };
