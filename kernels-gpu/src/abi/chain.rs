@@ -13,7 +13,8 @@
 /// one per lane of a warp in the final store). Tall tiles spread each block's fixed work (its
 /// index arithmetic, the steps' parameters, the halo rows) over more pixels: on the H200 (W12
 /// 8192²) 32 rows took 272.7 µs, 64 rows 205.3, 96 rows 193.5, 128 rows 182.7 (64 × 512²: 112.7,
-/// 92.9, 106.2, 93.1).
+/// 92.9, 106.2, 93.1); with the later kernels, 160 rows took 107.5 µs against 128's 91.2 (37.6
+/// against 31.5).
 pub const CHAIN_TILE_W: u32 = 128;
 pub const CHAIN_TILE_H: u32 = 128;
 /// Threads per block (8 warps).
