@@ -6,7 +6,8 @@ use core::marker::PhantomData;
 
 use super::{Frame, PITCH, lookup_word, out_bytes, store_word};
 use crate::abi::chain::{
-    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_OUT_F32, CHAIN_TILE_H, ChainKind, ChainStep,
+    CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_OUT_F32, CHAIN_SIDE, CHAIN_TILE_H, CHAIN_TILE_W, ChainKind,
+    ChainStep,
 };
 use crate::device::{div_small, funnel16, thread_idx};
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
@@ -66,20 +67,35 @@ struct Strip {
 }
 
 impl Strip {
-    /// The calling thread's strip of the region rows `[y0, y1)` × words `[j0, j1)`: consecutive
-    /// threads on consecutive words of a band, `⌊CHAIN_BLOCK / words⌋` bands of equal height;
-    /// `None` for a thread past the last band (or the region's rows). The three divisions by
-    /// run-time counts are [`div_small`]'s (integer divisions took a tenth of a step's
-    /// instructions).
+    /// The calling thread's strip of the region rows `[y0, y1)` × words `[j0, j1)` (32 to 36
+    /// words: the tile's 32 and up to `CHAIN_MAX_HALO` bytes each side), in bands of equal
+    /// height, each warp on one band: with 32 words, warp `b` runs band `b` (8 bands); with
+    /// `32 + e`, warps `0 .. 7` run the first 32 words of bands `0 .. 7` and the last warp their
+    /// `e` others (`7e` lanes). `None` for a thread past them (or the region's rows). Bands
+    /// spread over the block's threads in turn (a band of `32 + e` threads, then the next) put
+    /// two bands' rows in most warps, whose shared loads then conflicted (2-way, a third of the
+    /// step's wavefronts). The divisions by run-time counts are [`div_small`]'s (integer
+    /// divisions took a tenth of a step's instructions).
     #[inline(always)]
     fn of([y0, y1, j0, j1]: [u32; 4]) -> Option<Strip> {
-        // div_small's range: t < 256, and the height's numerator below 1024.
-        const { assert!(CHAIN_BLOCK <= 256 && CHAIN_TILE_H + 2 * CHAIN_MAX_HALO + CHAIN_BLOCK <= 1024) };
-        let cols = j1 - j0;
-        let bands = div_small(CHAIN_BLOCK, cols);
+        const WARPS: u32 = CHAIN_BLOCK / 32;
+        // div_small's range: the lane, and the height's numerator below 1024; the region's
+        // words; the last warp's lanes.
+        const {
+            assert!(CHAIN_BLOCK.is_multiple_of(32) && CHAIN_TILE_H + 2 * CHAIN_MAX_HALO + WARPS <= 1024);
+            assert!(CHAIN_TILE_W == 4 * 32 && CHAIN_MAX_HALO <= CHAIN_SIDE);
+            assert!((WARPS - 1) * 2 * CHAIN_MAX_HALO.div_ceil(4) <= 32);
+        };
+        let extra = j1 - j0 - 32;
         let t = thread_idx();
-        let band = div_small(t, cols);
-        let q = t - band * cols;
+        let (lane, warp) = (t % 32, t / 32);
+        let bands = if extra == 0 { WARPS } else { WARPS - 1 };
+        let (band, q) = if warp < bands {
+            (warp, lane)
+        } else {
+            let band = div_small(lane, extra);
+            (band, 32 + lane - band * extra)
+        };
         let height = div_small(y1 - y0 + bands - 1, bands);
         let r0 = y0 + band * height;
         let r1 = (r0 + height).min(y1);
