@@ -317,9 +317,9 @@ macro_rules! pool_kernel_names {
 /// per SM) of the vectorized kernel and of its argmax form: the most ptxas sm_90 reaches without
 /// spilling. `blocks3` bounds both 3-wide vectorized kernels (0: none — the f64 average spills
 /// under any bound): f32 max at 8 (32 registers, every warp slot of an SM); the f32 average at 6
-/// (40 registers, 4 bytes spilled: unbounded, its 42 registers allocate as 48 and hold 5 blocks;
-/// W10 on the H200 289.8 → 269.5 µs, one call); the others at 3, what the u8 argmax form (8
-/// outputs per thread) reaches without spilling. `rows3`: window rows the 3-wide kernels load per
+/// (40 registers, no spill; at 42 registers it was allocated 48 and held 5 blocks: W10 on the
+/// H200 289.8 → 269.5 µs, one call); the others at 3, what the u8 argmax form (8 outputs per
+/// thread) reaches without spilling. `rows3`: window rows the 3-wide kernels load per
 /// pass, all in flight before the first is folded — 3 for the f32 average (W10 on the H200:
 /// 314.1 → 287.3 µs at 5 blocks per SM); 1 where the extra rows' registers cost more than the
 /// round trips they save (f32 max at 8 blocks: 280.2 → 283.3 µs; its argmax form spills at 32

@@ -169,6 +169,10 @@ unsafe fn pool_vectorized3<
         return;
     };
     let rows = R::span(oy, a.sh, a.ph, a.kh, a.dh, a.h);
+    // The window's rows as the average divides by them, formed before the row loop: the span's
+    // 64-bit ends then hold no registers across it (at the 6-block bound, 40 registers, they
+    // spilled one in the padding-0 path).
+    let row_extent = rows.extent();
     let col0 = c * lanes as u32;
     // The elements just before and after the vector, the only taps that can fall outside the row
     // (`w` is a multiple of the lanes), lie in it unless the vector starts or ends the row.
@@ -262,7 +266,7 @@ unsafe fn pool_vectorized3<
     let mut out = [T::LOWEST; P];
     let mut index = [0u32; P];
     crate::unroll!(P, |j| {
-        (out[j], index[j]) = R::finish(acc[j], a, rows.extent(), cols[j]);
+        (out[j], index[j]) = R::finish(acc[j], a, row_extent, cols[j]);
     });
     // The P outputs as one store (the indices as 16-byte stores) where all lie in the row and
     // the address is aligned to their width: a warp then writes its outputs with one contiguous
