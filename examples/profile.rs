@@ -11,9 +11,10 @@
 //! `reduce <log2 n> <variant>` (sum of squares of i32) or `window <u8|u16|i32|f32> <side>
 //! <width> <variant>` (row sums and sums of squares of a side² image into two f32 images, zero
 //! border) or `pool <planes> <variant> [avg]` (ResNet's 3 × 3 stride-2 padding-1 max pooling of
-//! f32 planes of 224², or with `avg` its average pooling) or `chain <planes> <side>` (W12's fused Gaussian → dilation → Sobel, reflect
-//! border, over u8 planes of side²); variant names as in the tables (`auto` for `Auto`). Prints the median of the
-//! launches (GPU time) for orientation only.
+//! f32 planes of 224², or with `avg` its average pooling) or `chain <planes> <side>` (W12's
+//! fused Gaussian → dilation → Sobel, reflect border, over u8 planes of side²); variant names as
+//! in the tables (`auto` for `Auto`). Prints the median of the launches (GPU time) for
+//! orientation only.
 
 #[path = "support/mod.rs"]
 mod support;

@@ -315,8 +315,8 @@ macro_rules! pool_kernel_names {
 /// float types (an integer average would need a rounding rule PyTorch's CUDA backend does not
 /// define). `blocks` and `argmax_blocks` are the launch bounds (resident blocks of `POOL_BLOCK`
 /// per SM) of the vectorized kernel and of its argmax form: the most ptxas sm_90 reaches without
-/// spilling. `blocks3` bounds both 3-wide vectorized kernels (0: none — the f64 average spills
-/// under any bound): f32 max at 8 (32 registers, every warp slot of an SM); the f32 average at 6
+/// spilling. `blocks3` bounds both 3-wide vectorized kernels (0: none — the f64 average takes 40
+/// registers unbounded, 6 blocks): f32 max at 8 (32 registers, every warp slot of an SM); the f32 average at 6
 /// (40 registers, no spill; at 42 registers it was allocated 48 and held 5 blocks: W10 on the
 /// H200 289.8 → 269.5 µs, one call); the others at 3, what the u8 argmax form (8 outputs per
 /// thread) reaches without spilling. `rows3`: window rows the 3-wide kernels load per

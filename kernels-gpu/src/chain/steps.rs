@@ -9,7 +9,7 @@ use crate::abi::chain::{
     CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_OUT_F32, CHAIN_SIDE, CHAIN_TILE_H, CHAIN_TILE_W, ChainKind,
     ChainStep,
 };
-use crate::device::{div_small, funnel16, thread_idx};
+use crate::device::{div_small, funnel16, lane_idx, warp_idx};
 use crate::filter2d::packed::{join_lane_words, split_lane_words};
 use crate::filter2d::{AcrossDown, Gauss121, LaneOp, Max, Min, Sobel0, Sobel1, gradient_magnitude};
 
@@ -74,8 +74,8 @@ impl Strip {
     /// `e` others (`7e` lanes). `None` for a thread past them (or the region's rows). Bands
     /// spread over the block's threads in turn (a band of `32 + e` threads, then the next) put
     /// two bands' rows in most warps, whose shared loads then conflicted 2-way (`ncu`: 34% of
-    /// the kernel's shared wavefronts excess, 9% after). The divisions by run-time counts are [`div_small`]'s (integer
-    /// divisions took a tenth of a step's instructions).
+    /// the kernel's shared wavefronts excess, 9% after). The divisions by run-time counts are
+    /// [`div_small`]'s (integer divisions took a tenth of a step's instructions).
     #[inline(always)]
     fn of([y0, y1, j0, j1]: [u32; 4]) -> Option<Strip> {
         const WARPS: u32 = CHAIN_BLOCK / 32;
@@ -87,8 +87,7 @@ impl Strip {
             assert!((WARPS - 1) * 2 * CHAIN_MAX_HALO.div_ceil(4) <= 32);
         };
         let extra = j1 - j0 - 32;
-        let t = thread_idx();
-        let (lane, warp) = (t % 32, t / 32);
+        let (lane, warp) = (lane_idx(), warp_idx());
         let bands = if extra == 0 { WARPS } else { WARPS - 1 };
         let (band, q) = if warp < bands {
             (warp, lane)

@@ -235,20 +235,12 @@ fn add(acc: F2, v: f64) -> F2 {
     }
 }
 
-/// A float input of the sliding kernels: the type its tile holds, widened to f64 as it is read
-/// (`WindowIn::lift`).
-pub trait FloatSample: WindowIn<S = f64, Q = f64> {
-    /// The staged value of positions past the tile's samples (never in a window).
-    const ZERO: Self;
-}
+/// A float input of the sliding kernels (f32, f64): the type its tile holds, widened to f64 as
+/// it is read (`WindowIn::lift`); positions past the tile's samples (never in a window) stage
+/// its default, zero.
+pub trait FloatSample: WindowIn<S = f64, Q = f64> + Default {}
 
-impl FloatSample for f32 {
-    const ZERO: f32 = 0.0;
-}
-
-impl FloatSample for f64 {
-    const ZERO: f64 = 0.0;
-}
+impl<T: WindowIn<S = f64, Q = f64> + Default> FloatSample for T {}
 
 /// The transposed tile: position `16r + q` at element `q · FLOAT_TILE_RUNS + r`.
 #[derive(Clone, Copy)]
@@ -316,7 +308,7 @@ impl<T: FloatSample> Tile<T> {
                 // SAFETY: p < len positions of the tile; the row holds n samples.
                 unsafe { row.sample(cur.first + p as i64) }
             } else {
-                T::ZERO
+                T::default()
             };
             // SAFETY: p < reach.
             unsafe { self.slot(p).write(v) };

@@ -11,7 +11,7 @@
 //! | shared tile | 1 output | the block's tile + halo in shared memory | registers | w | `w` global reads per output |
 //! | running sum | 16 or 8 positions | global, once per block | running sums in shared memory | O(1) | the `w` in the cost |
 //! | sliding (integers, `w ≤ 1024`) | 16 outputs (4-byte outputs), else 16 bytes of input | a shared tile, 16-byte loads | one running pair in registers, in the tile's accumulator class | O(1) | the scans; uncoalesced stores |
-//! | float sliding (f32, f64, `w ≤ 1024`) | 16 outputs | a transposed tile of the input type, 16-byte loads, each read widened to f64 | suffix sums per half run in registers | O(1) (`w ≥ 16` and `w ≤ 2`), `(2w + 15) / 4` adds (3 to 15) | the block scans; per-read conversions |
+//! | float sliding (f32, f64, `w ≤ 1024`) | 16 outputs | a transposed tile of the input type, 16-byte loads, each read widened to f64 | suffix sums per half run in registers | O(1) (`w ≥ 16` and `w ≤ 2`), direct sums of groups of 4 over shared blocks of 4 samples (3 to 15: 142 f64 operations per 16 outputs at 15) | the block scans; per-read conversions |
 //!
 //! The running sum: a block scans positions `[0, T + w)` of its tile (`T` outputs), each thread a
 //! chunk of `CHUNK` consecutive positions, chunks chained by a block-wide scan (warp shuffles, one
