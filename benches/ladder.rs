@@ -609,7 +609,7 @@ fn window_types(
 /// written), the three one by one, and the fused chain; the fused result checked bit for bit
 /// against the ops one by one.
 fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Result<Vec<Row>> {
-    use gpuprims::{Chain, ChainPlan};
+    use gpuprims::{Chain, ChainPlan, ChainVariant};
     let border = Border::Reflect;
     let shape = Filter2dShape {
         planes,
@@ -630,7 +630,8 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
     let gauss = Filter2dPlan::<u8>::gaussian3x3(gpu, shape, border, Filter2dVariant::Auto)?;
     let dilate = Filter2dPlan::<u8>::dilate(gpu, shape, (3, 3), border, MorphVariant::Auto)?;
     let sobel = Filter2dPlan::<u8, i16>::sobel(gpu, shape, 1, border, Filter2dVariant::Auto)?;
-    let fused = ChainPlan::new(gpu, shape, &support::w12_chain(), border)?;
+    let fused = ChainPlan::with_variant(gpu, shape, &support::w12_chain(), border, ChainVariant::Tiles)?;
+    let streamed = ChainPlan::with_variant(gpu, shape, &support::w12_chain(), border, ChainVariant::Stream)?;
     let time = |f: &mut dyn FnMut() -> gpuprims::Result<()>| -> gpuprims::Result<f64> {
         let cell = std::cell::RefCell::new(f);
         let probe = gpu.time_launches(1, 1, |_| Ok(()), |_| (cell.borrow_mut())())?;
@@ -650,6 +651,23 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
     gpu.poison(&mut fy)?;
     let t_fused = time(&mut || fused.enqueue(gpu, &x, &mut fy))?;
     let ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
+    gpu.poison(&mut fy)?;
+    let t_streamed = time(&mut || streamed.enqueue(gpu, &x, &mut fy))?;
+    let stream_ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
+    // Strip heights to compare with the plan's (`CHAIN_STRIP_ROWS=16,32,…`; tuning only).
+    let mut strip_rows = Vec::new();
+    for rows in std::env::var("CHAIN_STRIP_ROWS")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|r| r.parse().ok())
+    {
+        let mut plan = ChainPlan::with_variant(gpu, shape, &support::w12_chain(), border, ChainVariant::Stream)?;
+        plan.set_strip_rows(rows);
+        gpu.poison(&mut fy)?;
+        let t = time(&mut || plan.enqueue(gpu, &x, &mut fy))?;
+        let ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
+        strip_rows.push((rows, t, ok));
+    }
     // The same chain with two point steps between the stencils: what they add fused (one by one
     // each would be a pass over the batch of its own).
     let pointed = Chain::new()
@@ -674,21 +692,25 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
     let points_ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;
     // The chain ending in the gradient magnitude (f32 out: 5 bytes per pixel fused), checked bit
     // for bit against `Gpu::sobel_magnitude` of the dilation run one by one (still in `d`).
-    let magnitude = ChainPlan::new(
-        gpu,
-        shape,
-        &Chain::new().gaussian3x3().dilate((3, 3)).sobel_magnitude(),
-        border,
-    )?;
-    // SAFETY: plain data, poisoned, then written in full by each launch.
-    let mut my = unsafe { gpu.stream().alloc::<f32>(n)? };
-    gpu.poison(&mut my)?;
-    let t_magnitude = time(&mut || magnitude.enqueue(gpu, &x, &mut my))?;
     let dilated = ndarray::Array3::from_shape_vec((planes, side, side), gpu.stream().clone_dtoh(&d)?)
         .expect("planes × side² pixels");
     let want = gpu.sobel_magnitude(&dilated, border)?;
-    let got = gpu.stream().clone_dtoh(&my)?;
-    let magnitude_ok = want.iter().map(|v| v.to_bits()).eq(got.iter().map(|v| v.to_bits()));
+    let magnitude = |variant| -> gpuprims::Result<(f64, bool)> {
+        let plan = ChainPlan::with_variant(
+            gpu,
+            shape,
+            &Chain::new().gaussian3x3().dilate((3, 3)).sobel_magnitude(),
+            border,
+            variant,
+        )?;
+        // SAFETY: plain data, poisoned, then written in full by each launch.
+        let mut my = unsafe { gpu.stream().alloc::<f32>(n)? };
+        gpu.poison(&mut my)?;
+        let t = time(&mut || plan.enqueue(gpu, &x, &mut my))?;
+        let got = gpu.stream().clone_dtoh(&my)?;
+        Ok((t, want.iter().map(|v| v.to_bits()).eq(got.iter().map(|v| v.to_bits()))))
+    };
+    let (t_magnitude, magnitude_ok) = magnitude(ChainVariant::Tiles)?;
     let row = |variant: &str, us: f64, bytes_per_px: usize, note: String| Row {
         family: "chain gauss→dilate→sobel",
         variant: variant.into(),
@@ -699,21 +721,36 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
         ok,
         note,
     };
-    Ok(vec![
+    let slowest = t_gauss.max(t_dilate).max(t_sobel);
+    let mut rows = vec![
         row("gaussian 3×3 alone", t_gauss, 2, String::new()),
         row("dilation 3×3 alone", t_dilate, 2, String::new()),
         row("sobel 1 alone", t_sobel, 3, String::new()),
         row("one by one (3 launches)", t_chain, 7, String::new()),
         row(
-            "fused (1 launch)",
+            "fused, tiles (1 launch)",
             t_fused,
             3,
             format!(
                 "{:.2}× one by one; {:.2}× the slowest op alone",
                 t_chain / t_fused,
-                t_fused / t_gauss.max(t_dilate).max(t_sobel)
+                t_fused / slowest
             ),
         ),
+        Row {
+            ok: stream_ok,
+            ..row(
+                "fused, stream (1 launch; Auto)",
+                t_streamed,
+                3,
+                format!(
+                    "{:.2}× one by one; {:.2}× the slowest op alone; strips of {} rows",
+                    t_chain / t_streamed,
+                    t_streamed / slowest,
+                    streamed.strip_rows().unwrap_or(0)
+                ),
+            )
+        },
         Row {
             ok: points_ok,
             ..row(
@@ -726,11 +763,18 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
         Row {
             ok: magnitude_ok,
             ..row(
-                "fused, ending in sobel_magnitude (f32)",
+                "fused, tiles, ending in sobel_magnitude (f32)",
                 t_magnitude,
                 5,
-                format!("{:.2}× the Sobel-ending chain fused", t_magnitude / t_fused),
+                format!("{:.2}× the Sobel-ending chain by tiles", t_magnitude / t_fused),
             )
         },
-    ])
+    ];
+    for (r, t, ok) in strip_rows {
+        rows.push(Row {
+            ok,
+            ..row(&format!("fused, stream, strips of {r} rows"), t, 3, String::new())
+        });
+    }
+    Ok(rows)
 }

@@ -63,7 +63,7 @@ pub use gpu::{DeviceProps, Gpu};
 pub use graph::Graph;
 pub use loader::{KernelLoad, LoadedFrom};
 pub use multi::{Gpus, ShardOperand, Sharded, Stencil};
-pub use ops::chain::{Chain, ChainOutput, ChainPlan};
+pub use ops::chain::{Chain, ChainOutput, ChainPlan, ChainVariant};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::filter2d::{
     Filter2dElement, Filter2dPlan, Filter2dPlanVariant, Filter2dShape, Filter2dVariant, MorphVariant, Rounding,

@@ -44,6 +44,18 @@ impl Kernel {
         &self.function
     }
 
+    /// Blocks of `threads` threads with `shared` bytes of dynamic shared memory that the
+    /// driver's occupancy calculator fits on one SM. The calculator reads the calling thread's
+    /// current context, so `gpu`'s is made current first: on a thread that had made no other
+    /// CUDA call (an op planned first thing on a new thread) it failed with
+    /// `CUDA_ERROR_INVALID_CONTEXT`.
+    pub(crate) fn blocks_per_sm(&self, gpu: &Gpu, threads: u32, shared: usize) -> Result<u32> {
+        gpu.context().bind_to_thread()?;
+        Ok(self
+            .function
+            .occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?)
+    }
+
     /// The module's constant bank, for kernels that read constant memory.
     pub(crate) fn bank(&self) -> Option<&ConstantBank> {
         self.bank.as_deref()

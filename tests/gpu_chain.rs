@@ -3,7 +3,7 @@
 //! batches; chains long enough to run as several fused segments; device arrays, transposed views
 //! and forked streams; the errors.
 
-use gpuprims::{Border, Chain, ChainPlan, DeviceArray, Error, Filter2dShape, Gpu};
+use gpuprims::{Border, Chain, ChainOutput, ChainPlan, ChainVariant, DeviceArray, Error, Filter2dShape, Gpu};
 use libtest_mimic::{Failed, Trial};
 use ndarray::{ArrayD, Axis, IxDyn};
 use rand::Rng;
@@ -243,6 +243,82 @@ fn layouts_and_streams(gpu: &Gpu) -> Result<(), Failed> {
     })
 }
 
+/// `chain` over `x` by `variant`, the streamed kernel's strips `rows` high where given.
+fn run_variant<O: ChainOutput + Default>(
+    gpu: &Gpu,
+    x: &ArrayD<u8>,
+    chain: &Chain<O>,
+    border: Border,
+    variant: ChainVariant,
+    rows: Option<usize>,
+) -> Result<ArrayD<O>, Failed> {
+    let s = x.shape();
+    let n = s.len();
+    let shape = Filter2dShape {
+        planes: s[..n - 2].iter().product(),
+        h: s[n - 2],
+        w: s[n - 1],
+    };
+    let mut plan = ChainPlan::with_variant(gpu, shape, chain, border, variant)?;
+    if plan.variant() != variant {
+        return Err(format!("planned {:?}, asked for {variant:?}", plan.variant()).into());
+    }
+    if let Some(r) = rows {
+        plan.set_strip_rows(r);
+    }
+    let d = DeviceArray::upload(gpu, x)?;
+    let mut y = DeviceArray::<O, _>::uninit(gpu, x.raw_dim())?;
+    gpu.poison(y.as_mut_slice())?;
+    plan.enqueue(gpu, d.as_slice(), y.as_mut_slice())?;
+    Ok(y.download(gpu)?)
+}
+
+/// The streamed chains (Gaussian → dilation or erosion 3 × 3 → each Sobel) by both kernels against the ops one by one: planes from 4 × 4 up, widths around a warp's 30
+/// words (120, 124, 128 pixels: the last warp column with 0, 1 and 2 words), strips of 4 to 7
+/// rows (the last strip of a plane taking the rest; the steady loop's three-row passes and
+/// remainders) and the plan's own, a nonzero constant border.
+fn streamed(gpu: &Gpu, border: Border) -> Result<(), Failed> {
+    const SHAPES: [&[usize]; 8] = [
+        &[4, 4],
+        &[5, 8],
+        &[2, 7, 120],
+        &[1, 9, 124],
+        &[3, 33, 128],
+        &[1, 64, 244],
+        &[2, 50, 364],
+        &[1, 203, 1000],
+    ];
+    let mut seed = 1000;
+    for morph in [Step::Dilate(3, 3), Step::Erode(3, 3)] {
+        let steps = [Step::Gaussian, morph];
+        for shape in SHAPES {
+            seed += 1;
+            let x = image(shape, seed);
+            let before = one_by_one(gpu, &x, &steps, border)?;
+            let what = |end: &str, v: ChainVariant, r: Option<usize>| {
+                format!("{steps:?} {end} {border:?} {shape:?} {v:?} rows {r:?}")
+            };
+            for v in ChainVariant::ALL {
+                let rows: &[Option<usize>] = match v {
+                    ChainVariant::Stream => &[None, Some(4), Some(5), Some(7)],
+                    _ => &[None],
+                };
+                for &r in rows {
+                    for axis in [0, 1] {
+                        let got = run_variant(gpu, &x, &build(&steps).sobel(axis), border, v, r)?;
+                        same(
+                            &what(&format!("sobel {axis}"), v, r),
+                            &got,
+                            &gpu.sobel(&before, axis, border)?,
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn errors(gpu: &Gpu) -> Result<(), Failed> {
     let x = image(&[9, 9], 5);
     let refused = |what: &str, r: gpuprims::Result<ArrayD<u8>>| match r {
@@ -276,6 +352,50 @@ fn errors(gpu: &Gpu) -> Result<(), Failed> {
         if y.shape() != shape {
             return Err(format!("empty {shape:?}: shape {:?}", y.shape()).into());
         }
+    }
+    // The streamed kernel only for its chains and shapes.
+    let shape = |h: usize, w: usize| Filter2dShape { planes: 1, h, w };
+    let sobel = build(&[Step::Gaussian, Step::Dilate(3, 3)]).sobel(0);
+    for (what, r) in [
+        (
+            "two steps",
+            ChainPlan::with_variant(
+                gpu,
+                shape(8, 8),
+                &Chain::new().gaussian3x3().sobel(0),
+                Border::Zero,
+                ChainVariant::Stream,
+            )
+            .map(|_| ()),
+        ),
+        (
+            "a 3 × 5 dilation",
+            ChainPlan::with_variant(
+                gpu,
+                shape(8, 8),
+                &build(&[Step::Gaussian, Step::Dilate(3, 5)]).sobel(0),
+                Border::Zero,
+                ChainVariant::Stream,
+            )
+            .map(|_| ()),
+        ),
+        (
+            "a width of 10",
+            ChainPlan::with_variant(gpu, shape(8, 10), &sobel, Border::Zero, ChainVariant::Stream).map(|_| ()),
+        ),
+        (
+            "3 rows",
+            ChainPlan::with_variant(gpu, shape(3, 8), &sobel, Border::Zero, ChainVariant::Stream).map(|_| ()),
+        ),
+    ] {
+        match r {
+            Err(Error::Unsupported { variant: "stream", .. }) => {}
+            other => return Err(format!("stream of {what}: {:?}", other.err()).into()),
+        }
+    }
+    let auto = ChainPlan::new(gpu, shape(8, 10), &sobel, Border::Zero)?.variant();
+    if auto != ChainVariant::Tiles {
+        return Err(format!("Auto on a width of 10 planned {auto:?}").into());
     }
     // Point steps fold: eight Gaussians with a threshold after each fit one launch (a halo of
     // 8, eight window steps); a ninth pair takes a second.
@@ -313,6 +433,15 @@ pub fn trials() -> Vec<Trial> {
             })
         })
         .collect();
+    for b in Border::ALL.into_iter().chain([Border::Constant(200.0)]) {
+        let name = match b {
+            Border::Constant(v) if v > 0.0 => "constant_200",
+            _ => b.name(),
+        };
+        t.push(gpu_trial(format!("gpu_chain::streamed::{name}"), move |g| {
+            streamed(g, b)
+        }));
+    }
     t.push(gpu_trial("gpu_chain::layouts_and_streams".into(), layouts_and_streams));
     t.push(gpu_trial("gpu_chain::errors".into(), errors));
     t

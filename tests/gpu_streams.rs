@@ -34,8 +34,50 @@ pub fn trials() -> Vec<Trial> {
             "gpu_streams::pipeline_matches_op_by_op".into(),
             pipeline_matches_op_by_op,
         ),
+        gpu_trial(
+            "gpu_streams::first_call_on_a_new_thread".into(),
+            first_call_on_a_new_thread,
+        ),
         foreign_context_trial(),
     ]
+}
+
+/// Ops whose plans ask the driver's occupancy calculator (the u8 word-tile Gaussian, the f32
+/// row-vector Sobel, the one-pass box sum, the f32 sum), each called first thing on a thread
+/// of its own, equal the same calls on this thread: the calculator reads the thread's current
+/// context, which a new thread does not have until a call makes it current.
+fn first_call_on_a_new_thread(gpu: &Gpu) -> Result<(), Failed> {
+    let mut r = rng(61);
+    let u8s = Array2::<u8>::from_shape_fn((300, 260), |_| r.random());
+    let f32s = u8s.mapv(|v| v as f32 - 100.0);
+    type Got = (Array2<u8>, Array2<f32>, Array2<f32>, f64);
+    let run = || -> gpuprims::Result<Got> {
+        Ok((
+            gpu.gaussian3x3(&u8s, Border::Reflect)?,
+            gpu.sobel(&f32s, 1, Border::Reflect)?,
+            gpu.box_sum::<f32, _>(&f32s, (5, 5), Border::Reflect)?,
+            gpu.sum(&f32s)?,
+        ))
+    };
+    let want = run()?;
+    for k in 0..4 {
+        let ok = std::thread::scope(|s| {
+            s.spawn(|| -> gpuprims::Result<bool> {
+                Ok(match k {
+                    0 => gpu.gaussian3x3(&u8s, Border::Reflect)? == want.0,
+                    1 => gpu.sobel(&f32s, 1, Border::Reflect)? == want.1,
+                    2 => gpu.box_sum::<f32, _>(&f32s, (5, 5), Border::Reflect)? == want.2,
+                    _ => gpu.sum(&f32s)? == want.3,
+                })
+            })
+            .join()
+        })
+        .map_err(|_| "the thread panicked")??;
+        if !ok {
+            return Err(format!("op {k}, first on a new thread, differs").into());
+        }
+    }
+    Ok(())
 }
 
 /// Everything one stream computes in [`family_work`], downloaded.

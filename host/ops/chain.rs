@@ -54,7 +54,8 @@ use ndarray::Dimension;
 
 use crate::abi::chain::{
     CHAIN_BLOCK, CHAIN_LUT_BYTES, CHAIN_MAX_HALO, CHAIN_MAX_STEPS, CHAIN_NAMES, CHAIN_OUT_F32, CHAIN_OUT_I16,
-    CHAIN_OUT_U8, CHAIN_TILE_H, CHAIN_TILE_W, ChainArgs, ChainKind, ChainStep, chain_layout,
+    CHAIN_OUT_U8, CHAIN_STREAM_BLOCK, CHAIN_STREAM_MIN_ROWS, CHAIN_STREAM_ROWS, CHAIN_STREAM_WORDS, CHAIN_TILE_H,
+    CHAIN_TILE_W, ChainArgs, ChainKind, ChainStep, ChainStreamArgs, chain_layout,
 };
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
@@ -83,6 +84,37 @@ impl ChainOutput for i16 {
 
 impl ChainOutput for f32 {
     const OUT: u32 = CHAIN_OUT_F32;
+}
+
+/// Which fused kernel runs a chain ([`ChainPlan::with_variant`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum ChainVariant {
+    /// One block per 128 × 128 output tile: the tile and its halo staged in shared memory, each
+    /// step a pass over the shared buffers (a barrier between steps). Any chain.
+    Tiles,
+    /// Each warp down a strip of rows 120 pixels wide, every step in registers (neighbours by
+    /// warp shuffles, no shared memory, no barrier), the steps fixed at compile time: the chains
+    /// Gaussian 3 × 3 → dilation or erosion 3 × 3 → Sobel (either axis), without point steps,
+    /// on planes whose width is a multiple of 4 and height at least 4 (otherwise
+    /// [`Error::Unsupported`]). A buffer not aligned to four elements runs `Tiles`.
+    Stream,
+    /// `Stream` where it applies, else `Tiles`.
+    #[default]
+    Auto,
+}
+
+impl ChainVariant {
+    /// The ladder, in order (without `Auto`).
+    pub const ALL: [ChainVariant; 2] = [ChainVariant::Tiles, ChainVariant::Stream];
+
+    /// Short name (tables, errors).
+    pub const fn name(self) -> &'static str {
+        match self {
+            ChainVariant::Tiles => "tiles",
+            ChainVariant::Stream => "stream",
+            ChainVariant::Auto => "auto",
+        }
+    }
 }
 
 /// A sequence of u8 2D ops run as one fused pass ([module docs](self)). Build it with the step
@@ -234,22 +266,71 @@ fn scale_offset_u8(v: u8, scale: f32, offset: f32) -> u8 {
     if y.is_nan() { 0 } else { y.clamp(0.0, 255.0) as u8 }
 }
 
-/// The chain family's kernels: u8, i16 and f32 output.
+macro_rules! stream_table {
+    ($($name:ident => $a:ident, $b:ident, $c:ident;)*) => {
+        /// The streamed chains' step kinds (morphology 3 × 3) and kernel symbols.
+        const STREAMS: &[([ChainKind; 3], &str)] =
+            &[$(([ChainKind::$a, ChainKind::$b, ChainKind::$c], crate::chain_stream_name!($name))),*];
+    };
+}
+crate::for_each_chain_stream!(stream_table);
+
+/// The chain family's kernels: the tile kernels (u8, i16 and f32 output) and the streamed
+/// chains'.
 pub(crate) struct ChainKernels {
     /// Indexed by `CHAIN_OUT_*`.
     ids: [KernelId; 3],
+    /// In [`STREAMS`] order.
+    streams: Vec<KernelId>,
 }
 
 impl Family for ChainKernels {
     fn load(k: &mut Resolver) -> Result<Self> {
         Ok(ChainKernels {
             ids: [k.one(CHAIN_NAMES[0])?, k.one(CHAIN_NAMES[1])?, k.one(CHAIN_NAMES[2])?],
+            streams: STREAMS.iter().map(|(_, name)| k.one(name)).collect::<Result<_>>()?,
         })
     }
 }
 
 // SAFETY: `repr(C)` plain integers; the layout is the contract both sides compile.
 unsafe impl DeviceRepr for ChainArgs {}
+// SAFETY: as above.
+unsafe impl DeviceRepr for ChainStreamArgs {}
+
+/// The streamed kernel's launch of a plan ([`ChainVariant::Stream`]).
+struct StreamLaunch {
+    args: ChainStreamArgs,
+    kernel: Arc<Kernel>,
+    cfg: LaunchConfig,
+}
+
+/// The [`STREAMS`] entry running `steps` over `shape`, or why none does.
+fn stream_index(steps: &[ChainStep], shape: Filter2dShape) -> std::result::Result<usize, String> {
+    let kinds: Vec<u32> = steps.iter().map(|s| s.kind).collect();
+    let found = STREAMS
+        .iter()
+        .position(|(k, _)| kinds.len() == 3 && k.iter().zip(&kinds).all(|(a, b)| *a as u32 == *b));
+    let Some(i) = found else {
+        return Err(
+            "streamed chains are Gaussian 3 × 3 → dilation or erosion 3 × 3 → Sobel, without point steps".into(),
+        );
+    };
+    if steps.iter().any(|s| (s.kh, s.kw) != (3, 3)) {
+        return Err(format!(
+            "a streamed chain's morphology is 3 × 3, got {} × {}",
+            steps[1].kh, steps[1].kw
+        ));
+    }
+    if !shape.w.is_multiple_of(4) || shape.h < CHAIN_STREAM_MIN_ROWS as usize {
+        return Err(format!(
+            "a streamed chain needs planes at least {CHAIN_STREAM_MIN_ROWS} rows high and a width that is a \
+             multiple of 4, got {} × {}",
+            shape.h, shape.w
+        ));
+    }
+    Ok(i)
+}
 
 /// One fused launch of a plan: its steps' arguments and lookup tables, kernel (u8 or i16
 /// output) and grid.
@@ -330,6 +411,9 @@ fn fold_points(part: &[ChainStep], tables: &[[u8; 256]]) -> (Vec<ChainStep>, u32
 /// inputs of its shape.
 pub struct ChainPlan<O: ChainOutput> {
     shape: Filter2dShape,
+    /// The streamed kernel, where the variant chose it (the tile segments below still run a
+    /// misaligned buffer).
+    stream: Option<StreamLaunch>,
     segments: Vec<Segment>,
     /// Intermediate images between segments (ping-pong), when there are several.
     scratch: Vec<CudaSlice<u8>>,
@@ -337,8 +421,19 @@ pub struct ChainPlan<O: ChainOutput> {
 }
 
 impl<O: ChainOutput> ChainPlan<O> {
-    /// Plans `chain` over `shape` with `border`.
+    /// Plans `chain` over `shape` with `border` ([`ChainVariant::Auto`]).
     pub fn new(gpu: &Gpu, shape: Filter2dShape, chain: &Chain<O>, border: Border) -> Result<Self> {
+        Self::with_variant(gpu, shape, chain, border, ChainVariant::Auto)
+    }
+
+    /// Plans `chain` over `shape` with `border`, run by `variant`.
+    pub fn with_variant(
+        gpu: &Gpu,
+        shape: Filter2dShape,
+        chain: &Chain<O>,
+        border: Border,
+        variant: ChainVariant,
+    ) -> Result<Self> {
         let (steps, tables) = chain.checked()?;
         for (name, v) in [("height", shape.h), ("width", shape.w)] {
             if v >= 1 << 30 {
@@ -407,6 +502,45 @@ impl<O: ChainOutput> ChainPlan<O> {
                 },
             });
         }
+        let stream = match (variant, stream_index(steps, shape)) {
+            (ChainVariant::Tiles, _) | (ChainVariant::Auto, Err(_)) => None,
+            (ChainVariant::Stream, Err(reason)) => {
+                return Err(Error::Unsupported {
+                    variant: "stream",
+                    reason,
+                });
+            }
+            (_, Ok(i)) => {
+                let groups = (shape.w / 4).div_ceil(CHAIN_STREAM_WORDS as usize);
+                let strips = (shape.h / CHAIN_STREAM_ROWS as usize).max(1);
+                let warps = shape.planes as u64 * groups as u64 * strips as u64;
+                let per_block = (CHAIN_STREAM_BLOCK / 32) as u64;
+                if warps.div_ceil(per_block) >= i32::MAX as u64 {
+                    return Err(Error::Unsupported {
+                        variant: "stream",
+                        reason: format!("{warps} warps exceed the grid limit; split the batch of planes"),
+                    });
+                }
+                Some(StreamLaunch {
+                    args: ChainStreamArgs {
+                        h: shape.h as u32,
+                        w: shape.w as u32,
+                        groups: groups as u32,
+                        strips: strips as u32,
+                        strip_h: (shape.h / strips) as u32,
+                        warps: warps as u32,
+                        border: mode as u32,
+                        cval,
+                    },
+                    kernel: gpu.kernel(kernels.streams[i])?.clone(),
+                    cfg: LaunchConfig {
+                        grid_dim: (warps.div_ceil(per_block) as u32, 1, 1),
+                        block_dim: (CHAIN_STREAM_BLOCK, 1, 1),
+                        shared_mem_bytes: 0,
+                    },
+                })
+            }
+        };
         let n = shape.planes * shape.h * shape.w;
         let scratch = (0..(count - 1).min(2))
             // SAFETY: plain bytes, written in full by a segment before the next reads them.
@@ -414,6 +548,7 @@ impl<O: ChainOutput> ChainPlan<O> {
             .collect::<Result<Vec<_>>>()?;
         Ok(ChainPlan {
             shape,
+            stream,
             segments: out,
             scratch,
             _out: PhantomData,
@@ -422,7 +557,41 @@ impl<O: ChainOutput> ChainPlan<O> {
 
     /// Fused launches the plan runs (1 unless the halo outgrew a launch).
     pub fn launches(&self) -> usize {
-        self.segments.len()
+        match self.stream {
+            Some(_) => 1,
+            None => self.segments.len(),
+        }
+    }
+
+    /// The variant the plan runs (`Auto` resolved; a buffer not aligned to four elements runs
+    /// `Tiles` whatever this says).
+    pub fn variant(&self) -> ChainVariant {
+        match self.stream {
+            Some(_) => ChainVariant::Stream,
+            None => ChainVariant::Tiles,
+        }
+    }
+
+    /// Rows of the streamed kernel's strips (the last strip of a plane takes the rest), `None`
+    /// for the tile kernel. For tuning: [`ChainPlan::set_strip_rows`].
+    #[doc(hidden)]
+    pub fn strip_rows(&self) -> Option<usize> {
+        self.stream.as_ref().map(|s| s.args.strip_h as usize)
+    }
+
+    /// Sets the streamed kernel's strip height (at least 4 rows; the plane's rows at most;
+    /// `CHAIN_STREAM_ROWS` by default). For tuning; no effect on the tile kernel.
+    #[doc(hidden)]
+    pub fn set_strip_rows(&mut self, rows: usize) {
+        if let Some(s) = &mut self.stream {
+            let rows = rows.clamp(CHAIN_STREAM_MIN_ROWS as usize, self.shape.h);
+            let strips = self.shape.h / rows;
+            let warps = (self.shape.planes * s.args.groups as usize * strips) as u64;
+            s.args.strips = strips as u32;
+            s.args.strip_h = rows as u32;
+            s.args.warps = warps as u32;
+            s.cfg.grid_dim.0 = warps.div_ceil((CHAIN_STREAM_BLOCK / 32) as u64) as u32;
+        }
     }
 
     /// Enqueues the chain over `x` into `y` (their first `planes · h · w` elements, C order).
@@ -443,6 +612,20 @@ impl<O: ChainOutput> ChainPlan<O> {
         let last = self.segments.len() - 1;
         let x_at = x.device_ptr(stream).0;
         let y_at = y.device_ptr(stream).0;
+        let out_bytes = std::mem::size_of::<O>() as u64;
+        if let Some(s) = &self.stream
+            && x_at % 4 == 0
+            && y_at % (4 * out_bytes) == 0
+        {
+            let mut b = s.kernel.launch_on(gpu)?;
+            b.arg(&x_at).arg(&y_at).arg(&s.args);
+            // SAFETY: `(x: *const u8, y: *mut O, a: ChainStreamArgs)`: x and y hold the plan's
+            // planes (checked above), aligned to four elements; the width is a multiple of 4 and
+            // the rows at least CHAIN_STREAM_MIN_ROWS (`stream_index`); the grid covers the
+            // args' warps; the kernel writes O (its chain's last step).
+            unsafe { b.launch(s.cfg) }?;
+            return Ok(());
+        }
         for (i, s) in self.segments.iter().enumerate() {
             let src = match i {
                 0 => x_at,

@@ -261,11 +261,7 @@ impl<R: HostReducer> ReducePlan<R> {
                 }
                 let per_sm = match policy.blocks_per_sm {
                     Some(b) => b,
-                    None => kernel.function().occupancy_max_active_blocks_per_multiprocessor(
-                        step.block(),
-                        shared as usize,
-                        None,
-                    )?,
+                    None => kernel.blocks_per_sm(gpu, step.block(), shared as usize)?,
                 };
                 let resident = gpu.props().sm_count as u64 * per_sm.max(1) as u64;
                 let cap = policy.max_blocks.map_or(u64::MAX, u64::from);

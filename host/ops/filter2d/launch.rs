@@ -275,7 +275,7 @@ pub(super) fn word_tile_stage<T: Filter2dElement>(
     let (c, tiles) = warp_tile_grid(s, s.w.div_ceil(cols), rows, "word-tile")?;
     let mut a = args::<T>(s, (k, k), (k / 2, k / 2), border);
     a.vector_rows = s.w.is_multiple_of(4) as u32;
-    a.prefetch_rows = word_tile_prefetch_rows(gpu, func.function(), s, cols, rows, inst.prefetch_fraction())?;
+    a.prefetch_rows = word_tile_prefetch_rows(gpu, func, s, cols, rows, inst.prefetch_fraction())?;
     a.tiles = tiles;
     Ok(Stage {
         func: func.clone(),
@@ -322,14 +322,14 @@ pub(super) fn tile_vh_stage<T: Filter2dElement>(
 /// rows on the way to L2 the wait is shorter.
 pub(super) fn word_tile_prefetch_rows(
     gpu: &Gpu,
-    func: &CudaFunction,
+    func: &Kernel,
     s: Filter2dShape,
     cols: usize,
     rows: usize,
     fraction: usize,
 ) -> Result<u32> {
     let warps_per_block = (ROW_VECTOR_THREADS / 32) as usize;
-    let blocks = func.occupancy_max_active_blocks_per_multiprocessor(ROW_VECTOR_THREADS, 0, None)? as usize;
+    let blocks = func.blocks_per_sm(gpu, ROW_VECTOR_THREADS, 0)? as usize;
     let resident = blocks * warps_per_block * gpu.props().sm_count as usize;
     let bands = resident.div_ceil(fraction * s.w.div_ceil(cols).max(1));
     Ok((bands * rows).min(s.h).try_into().unwrap_or(u32::MAX))

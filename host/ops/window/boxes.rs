@@ -117,14 +117,14 @@ pub(super) fn stream_rows_strip(height: u64, h: u32, w: u32) -> u32 {
 /// rings fit the opt-in shared memory, the block that keeps the most warps resident per SM (ties:
 /// the larger block). At 15 rows of 16 columns (15 KB per warp) blocks of 4 leave 12 warps per
 /// H100 SM and blocks of 2 leave 14.
-pub(super) fn stream_box_warps(func: &CudaFunction, ring: usize, optin: usize) -> Result<u32> {
+pub(super) fn stream_box_warps(gpu: &Gpu, func: &Kernel, ring: usize, optin: usize) -> Result<u32> {
     let mut best = (0, 1);
     for warps in (0..3).map(|k| STREAM_BOX_WARPS >> k) {
         let shared = warps as usize * ring;
         if shared > optin {
             continue;
         }
-        let resident = func.occupancy_max_active_blocks_per_multiprocessor(32 * warps, shared, None)? * warps;
+        let resident = func.blocks_per_sm(gpu, 32 * warps, shared)? * warps;
         if resident > best.0 {
             best = (resident, warps);
         }
@@ -281,7 +281,7 @@ impl<T: WindowElement> BoxPasses<T> {
                 let id = gpu
                     .family::<WindowKernels>()?
                     .one_pass(instance, variant, w, stream_fast)?;
-                let warps = stream_box_warps(gpu.kernel(id)?.function(), ring, optin)?;
+                let warps = stream_box_warps(gpu, gpu.kernel(id)?, ring, optin)?;
                 Some((
                     32 * warps,
                     warps as usize * ring,
@@ -297,9 +297,7 @@ impl<T: WindowElement> BoxPasses<T> {
             let function = gpu
                 .kernel(kernels.one_pass(instance, variant, w, stream_fast)?)?
                 .clone();
-            let per_sm = function
-                .function()
-                .occupancy_max_active_blocks_per_multiprocessor(threads, shared, None)?;
+            let per_sm = function.blocks_per_sm(gpu, threads, shared)?;
             let wave = gpu.props().sm_count as u64 * per_sm.max(1) as u64 * per_block;
             let columns = planes as u64 * (width as u64).div_ceil(tile_cols);
             args.strip = match strips {

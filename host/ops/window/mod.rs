@@ -75,7 +75,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
 use crate::abi::border::BorderMode;

@@ -7,7 +7,8 @@
 //! tile: the block stages its tile plus the halo every step needs, each step computes the region
 //! the next one reads, and only the last step writes memory. Each step extends its
 //! input past the image by the chain's border exactly as the op run alone does, so a fused chain
-//! is bit-exact with the ops run one by one.
+//! is bit-exact with the ops run one by one. A few chains of three 3 × 3 steps also have a
+//! streamed kernel (`for_each_chain_stream!`), every step in registers.
 
 /// Output tile of one block: `CHAIN_TILE_H × CHAIN_TILE_W` pixels (32 words of 4 pixels across,
 /// one per lane of a warp in the final store). Tall tiles spread each block's fixed work (its
@@ -162,3 +163,66 @@ pub const CHAIN_NAMES: [&str; 3] = [
     chain_kernel_name!("i16"),
     chain_kernel_name!("f32"),
 ];
+
+/// Output words per warp of a streamed chain (`for_each_chain_stream!`): a warp's 32 lanes hold
+/// 32 consecutive words of a row, the first and last only as the halo of the 30 between (three
+/// steps of reach 1 need 3 of the 4 pixels a halo word holds).
+pub const CHAIN_STREAM_WORDS: u32 = 30;
+/// Threads per block of a streamed chain (4 warps, each on its own strip: no shared memory, no
+/// barrier).
+pub const CHAIN_STREAM_BLOCK: u32 = 128;
+/// Fewest rows of a plane and of a strip: a strip's first output row reads 3 rows below it, and
+/// the plane's last three rows take the bottom border.
+pub const CHAIN_STREAM_MIN_ROWS: u32 = 4;
+/// Rows of a streamed chain's strips (the last strip of a plane takes the rest). Each strip
+/// starts with 7 input rows for its first output row (about 4 rows' work more than a row in
+/// the stream); shorter strips give more warps in flight and a shorter last wave. H200, W12
+/// (µs, 8192² / 64 × 512²): 12 rows 79.3 / 29.1, 16: 71.8 / 26.6, 24: 70.7 / 26.0, 32: 71.2 /
+/// 26.6, 64: 72.1 / 25.9, 128: 74.8 / 33.7.
+pub const CHAIN_STREAM_ROWS: u32 = 24;
+
+/// The streamed chains: three steps of reach 1 (a 3 × 3 window at most), each `name =>` the
+/// [`ChainKind`] of its steps, morphology 3 × 3. A launch of one of these, without point steps,
+/// on planes whose width is a multiple of 4 may run as `gpuprims_chain_stream_<name>`: each warp
+/// runs down a strip of rows of 30 words, every step in registers. (The chains ending in the
+/// Sobel magnitude were streamed too: 143.2 against 150.9 µs by tiles on 8192², 50.6 against
+/// 48.8 on 64 × 512², H200; not kept.)
+#[macro_export]
+macro_rules! for_each_chain_stream {
+    ($m:ident) => {
+        $m! {
+            gauss_dilate_sobel0 => Gaussian3x3, Dilate, Sobel0;
+            gauss_dilate_sobel1 => Gaussian3x3, Dilate, Sobel1;
+            gauss_erode_sobel0 => Gaussian3x3, Erode, Sobel0;
+            gauss_erode_sobel1 => Gaussian3x3, Erode, Sobel1;
+        }
+    };
+}
+
+/// Symbol of a streamed chain kernel: `gpuprims_chain_stream_<name>`.
+#[macro_export]
+macro_rules! chain_stream_name {
+    ($name:ident) => {
+        concat!($crate::kernel_prefix!(), "chain_stream_", stringify!($name))
+    };
+}
+
+/// Launch arguments of a streamed chain: planes of `h × w` u8 (`w` a multiple of 4), each cut
+/// into `groups` warp columns of [`CHAIN_STREAM_WORDS`] words and `strips` strips of
+/// `strip_h` rows (the last strip takes the rest: `strip_h ..= 2 · strip_h − 1` rows); `warps`
+/// in all, warp `g` of the grid on plane `g / (groups · strips)`, strip by strip, column by
+/// column.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChainStreamArgs {
+    pub h: u32,
+    pub w: u32,
+    pub groups: u32,
+    pub strips: u32,
+    pub strip_h: u32,
+    pub warps: u32,
+    /// `BorderMode` code.
+    pub border: u32,
+    /// The constant border's value (u8).
+    pub cval: u32,
+}

@@ -29,7 +29,10 @@
 //! window reach.
 //!
 //! Rooms: `stage.rs` (staging and the border fix-ups), `steps.rs` (a step down the strips, the
-//! Sobel last step), this file (the tile's driver, its buffers and the entries).
+//! Sobel last step), this file (the tile's driver, its buffers and the entries); `stream.rs`
+//! the streamed chains (three 3 × 3 steps fixed at compile time, each warp down a strip of rows
+//! with every step in registers: no shared memory, no barrier), which reuse the steps'
+//! arithmetic (`steps::Linear3`).
 
 use crate::abi::border::{BorderMode, border_index_i32};
 use crate::abi::chain::{
@@ -41,6 +44,7 @@ use crate::device::{block_idx, byte_perm, dynamic_shared, store_v2, store_v4, sy
 
 mod stage;
 mod steps;
+mod stream;
 
 use stage::{fix_border, stage};
 use steps::{run_step, sobel_last};

@@ -144,17 +144,20 @@ unsafe fn row_words(p: *const u32) -> [u32; 3] {
 
 /// A linear 3 × 3 filter: `across` of one row's word and its neighbours, `down` of three rows'
 /// across results (top to bottom) into one output word's value.
-trait Linear3 {
-    type Mid: Copy;
+pub(super) trait Linear3 {
+    type Mid: Copy + Default;
     type Out: Copy;
     fn across(&self, w: [u32; 3]) -> Self::Mid;
     fn down(&self, m: [Self::Mid; 3]) -> Self::Out;
 }
 
 /// A packed filter ([`AcrossDown`]) as its two output lane words.
-struct Packed<F>(PhantomData<F>);
+pub(super) struct Packed<F>(pub(super) PhantomData<F>);
 
-impl<F: AcrossDown> Linear3 for Packed<F> {
+impl<F: AcrossDown> Linear3 for Packed<F>
+where
+    F::Mid: Default,
+{
     type Mid = F::Mid;
     type Out = [u32; 2];
     #[inline(always)]
@@ -168,7 +171,7 @@ impl<F: AcrossDown> Linear3 for Packed<F> {
 }
 
 /// The Gaussian's output word (its second lane word is unused).
-struct Gauss;
+pub(super) struct Gauss;
 
 impl Linear3 for Gauss {
     type Mid = <Gauss121<u8, u8> as AcrossDown>::Mid;
@@ -184,7 +187,7 @@ impl Linear3 for Gauss {
 }
 
 /// Both Sobel derivatives of the same loads, as the gradient magnitude's four f32 words.
-struct Magnitude;
+pub(super) struct Magnitude;
 
 impl Linear3 for Magnitude {
     type Mid = ([u32; 2], [u32; 2]);
@@ -206,13 +209,13 @@ impl Linear3 for Magnitude {
 /// [`Linear3`], the windows of reach 3 (`kh` 1 or 3); [`morph5_strip`] takes reach 5. The min is
 /// its own instantiation: as the max of the inverted words it cost four XORs a row (a fifth of
 /// the step).
-struct Morph<E, const KW: usize> {
+pub(super) struct Morph<E, const KW: usize> {
     kh: u32,
     op: PhantomData<E>,
 }
 
 impl<E: LaneOp, const KW: usize> Morph<E, KW> {
-    fn new(kh: u32) -> Self {
+    pub(super) fn new(kh: u32) -> Self {
         Morph { kh, op: PhantomData }
     }
     /// The fold of the three rows centred on the output (the centre row alone for `kh = 1`).
