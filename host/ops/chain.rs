@@ -23,13 +23,16 @@
 //! into one table applied to the output of the step before it (or to the input it stages).
 //!
 //! # Speed
-//! The fused kernel computes every step on packed 4-pixel words through shared memory, each
-//! thread down a strip of one word column; it is bound by instruction issue, the tuned single-op
-//! kernels by memory. On the H200 (W12, Gaussian → dilation → Sobel): 36 µs fused against 50 µs
-//! for the three ops one by one on 64 × 512², 107 µs against 132 µs on one 8192² image; two
-//! point steps between the stencils add 6–23 µs fused, where each would be a pass over memory
-//! one by one (docs/PERFORMANCE.md, *Fused chains*). A chain buys one launch, no intermediate
-//! images, nearly free point steps and, for the W12 chain, 1.2–1.4 × the ops one by one.
+//! Two kernels compute every step on packed 4-pixel words ([`ChainVariant`]): `Tiles`, any
+//! chain, through shared memory, each thread down a strip of one word column per step; and
+//! `Stream`, the chains Gaussian → dilation or erosion 3 × 3 → Sobel, each warp down a strip of
+//! rows with the three steps in registers. Both are bound by instruction issue, the tuned
+//! single-op kernels by memory. On the H200 (W12, Gaussian → dilation → Sobel): 24.6 µs streamed
+//! and 31.1 by tiles against 49.9 µs for the three ops one by one on 64 × 512², 70.2 and 89.0
+//! against 131.3 µs on one 8192² image (the Sobel alone: 54.6); two point steps between the
+//! stencils add 6–23 µs by tiles, where each would be a pass over memory one by one
+//! (docs/PERFORMANCE.md, *Fused chains*). A chain buys one launch, no intermediate images,
+//! nearly free point steps and, for the W12 chain, 1.9–2.0 × the ops one by one.
 //!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};
