@@ -9,8 +9,10 @@
 //! 4. a CUDA graph of (2), captured once, replayed;
 //! 5. one batched launch per op over the (64, 512, 512) stack;
 //! 6. a graph of (5);
-//! 7. the chain fused ([`gpuprims::Chain`]): one launch over the stack, each image read once and
-//!    the result written once, the intermediates in shared memory.
+//! 7. the chain fused ([`gpuprims::Chain`]) by tiles: one launch over the stack, each image read
+//!    once and the result written once, the intermediates in shared memory;
+//! 8. the chain fused and streamed (`Auto`'s choice): each warp down a strip of rows, every step
+//!    in registers.
 //!
 //! Times are CUDA events on the main stream around the whole chain (forked streams join it), so
 //! host enqueue time counts when the GPU waits for it. Then host ↔ device transfers: pageable
@@ -25,8 +27,8 @@ use std::time::Instant;
 
 use gpuprims::cpu::filter2d as cpu;
 use gpuprims::{
-    Border, ChainPlan, DeviceArray, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant, PinnedArray,
-    Result,
+    Border, ChainPlan, ChainVariant, DeviceArray, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, MorphVariant,
+    PinnedArray, Result,
 };
 use ndarray::{Array3, Axis, Ix2, Ix3, s};
 
@@ -275,26 +277,34 @@ fn run() -> Result<()> {
     let got = whole.y.download(&gpu)?.iter().copied().collect();
     push("graph of batched plans", t, got, "");
 
-    // 7. The chain fused: one launch.
-    let fused = ChainPlan::new(&gpu, stack, &support::w12_chain(), BORDER)?;
-    let cell = std::cell::RefCell::new(&mut whole);
-    let t = gpu.time_launches(
-        2,
-        runs,
-        |_| cell.borrow_mut().poison(&gpu),
-        |_| {
-            let mut b = cell.borrow_mut();
-            let Buffers { x, y, .. } = &mut **b;
-            fused.enqueue(&gpu, x.as_slice(), y.as_mut_slice())
-        },
-    )?;
-    let got = whole.y.download(&gpu)?.iter().copied().collect();
-    push(
-        "fused chain (64 planes)",
-        t,
-        got,
-        "1 launch: reads 1, writes 2 bytes per pixel",
-    );
+    // 7–8. The chain fused: one launch, by tiles, then streamed.
+    for (variant, name, note) in [
+        (
+            ChainVariant::Tiles,
+            "fused chain, tiles (64 planes)",
+            "1 launch: reads 1, writes 2 bytes per pixel; steps through shared memory",
+        ),
+        (
+            ChainVariant::Stream,
+            "fused chain, stream (64 planes)",
+            "1 launch; steps in registers (Auto)",
+        ),
+    ] {
+        let fused = ChainPlan::with_variant(&gpu, stack, &support::w12_chain(), BORDER, variant)?;
+        let cell = std::cell::RefCell::new(&mut whole);
+        let t = gpu.time_launches(
+            2,
+            runs,
+            |_| cell.borrow_mut().poison(&gpu),
+            |_| {
+                let mut b = cell.borrow_mut();
+                let Buffers { x, y, .. } = &mut **b;
+                fused.enqueue(&gpu, x.as_slice(), y.as_mut_slice())
+            },
+        )?;
+        let got = whole.y.download(&gpu)?.iter().copied().collect();
+        push(name, t, got, note);
+    }
 
     let base = rows[1].median_us;
     print_streams_table(
