@@ -662,7 +662,7 @@ fn chain_rows(gpu: &Gpu, planes: usize, side: usize, copy: f64) -> gpuprims::Res
         .filter_map(|r| r.parse().ok())
     {
         let mut plan = ChainPlan::with_variant(gpu, shape, &support::w12_chain(), border, ChainVariant::Stream)?;
-        plan.set_strip_rows(rows);
+        plan.set_strip_rows(rows)?;
         gpu.poison(&mut fy)?;
         let t = time(&mut || plan.enqueue(gpu, &x, &mut fy))?;
         let ok = gpu.stream().clone_dtoh(&y)? == gpu.stream().clone_dtoh(&fy)?;

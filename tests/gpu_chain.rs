@@ -264,7 +264,7 @@ fn run_variant<O: ChainOutput + Default>(
         return Err(format!("planned {:?}, asked for {variant:?}", plan.variant()).into());
     }
     if let Some(r) = rows {
-        plan.set_strip_rows(r);
+        plan.set_strip_rows(r)?;
     }
     let d = DeviceArray::upload(gpu, x)?;
     let mut y = DeviceArray::<O, _>::uninit(gpu, x.raw_dim())?;

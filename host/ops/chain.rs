@@ -308,6 +308,24 @@ struct StreamLaunch {
     cfg: LaunchConfig,
 }
 
+/// The streamed kernel's strips of `rows` rows (at least `CHAIN_STREAM_MIN_ROWS`, at most the
+/// plane's; the last strip of a plane takes the rest) over `shape` in `groups` warp columns: the
+/// arguments' `[strips, strip_h, warps]` and the grid's blocks. [`Error::Unsupported`] past the
+/// grid's limits.
+fn stream_grid(shape: Filter2dShape, groups: usize, rows: usize) -> Result<([u32; 3], u32)> {
+    let rows = rows.clamp(CHAIN_STREAM_MIN_ROWS as usize, shape.h);
+    let strips = shape.h / rows;
+    let warps = shape.planes as u64 * groups as u64 * strips as u64;
+    let blocks = warps.div_ceil((CHAIN_STREAM_BLOCK / 32) as u64);
+    if warps > u32::MAX as u64 || blocks >= i32::MAX as u64 {
+        return Err(Error::Unsupported {
+            variant: "stream",
+            reason: format!("{warps} warps exceed the grid limit; split the batch of planes"),
+        });
+    }
+    Ok(([strips as u32, rows as u32, warps as u32], blocks as u32))
+}
+
 /// The [`STREAMS`] entry running `steps` over `shape`, or why none does.
 fn stream_index(steps: &[ChainStep], shape: Filter2dShape) -> std::result::Result<usize, String> {
     let kinds: Vec<u32> = steps.iter().map(|s| s.kind).collect();
@@ -515,29 +533,21 @@ impl<O: ChainOutput> ChainPlan<O> {
             }
             (_, Ok(i)) => {
                 let groups = (shape.w / 4).div_ceil(CHAIN_STREAM_WORDS as usize);
-                let strips = (shape.h / CHAIN_STREAM_ROWS as usize).max(1);
-                let warps = shape.planes as u64 * groups as u64 * strips as u64;
-                let per_block = (CHAIN_STREAM_BLOCK / 32) as u64;
-                if warps.div_ceil(per_block) >= i32::MAX as u64 {
-                    return Err(Error::Unsupported {
-                        variant: "stream",
-                        reason: format!("{warps} warps exceed the grid limit; split the batch of planes"),
-                    });
-                }
+                let ([strips, strip_h, warps], blocks) = stream_grid(shape, groups, CHAIN_STREAM_ROWS as usize)?;
                 Some(StreamLaunch {
                     args: ChainStreamArgs {
                         h: shape.h as u32,
                         w: shape.w as u32,
                         groups: groups as u32,
-                        strips: strips as u32,
-                        strip_h: (shape.h / strips) as u32,
-                        warps: warps as u32,
+                        strips,
+                        strip_h,
+                        warps,
                         border: mode as u32,
                         cval,
                     },
                     kernel: gpu.kernel(kernels.streams[i])?.clone(),
                     cfg: LaunchConfig {
-                        grid_dim: (warps.div_ceil(per_block) as u32, 1, 1),
+                        grid_dim: (blocks, 1, 1),
                         block_dim: (CHAIN_STREAM_BLOCK, 1, 1),
                         shared_mem_bytes: 0,
                     },
@@ -585,16 +595,18 @@ impl<O: ChainOutput> ChainPlan<O> {
     /// Sets the streamed kernel's strip height (at least 4 rows; the plane's rows at most;
     /// `CHAIN_STREAM_ROWS` by default). For tuning; no effect on the tile kernel.
     #[doc(hidden)]
-    pub fn set_strip_rows(&mut self, rows: usize) {
+    pub fn set_strip_rows(&mut self, rows: usize) -> Result<()> {
         if let Some(s) = &mut self.stream {
-            let rows = rows.clamp(CHAIN_STREAM_MIN_ROWS as usize, self.shape.h);
-            let strips = self.shape.h / rows;
-            let warps = (self.shape.planes * s.args.groups as usize * strips) as u64;
-            s.args.strips = strips as u32;
-            s.args.strip_h = rows as u32;
-            s.args.warps = warps as u32;
-            s.cfg.grid_dim.0 = warps.div_ceil((CHAIN_STREAM_BLOCK / 32) as u64) as u32;
+            let ([strips, strip_h, warps], blocks) = stream_grid(self.shape, s.args.groups as usize, rows)?;
+            s.args = ChainStreamArgs {
+                strips,
+                strip_h,
+                warps,
+                ..s.args
+            };
+            s.cfg.grid_dim.0 = blocks;
         }
+        Ok(())
     }
 
     /// Enqueues the chain over `x` into `y` (their first `planes · h · w` elements, C order).
