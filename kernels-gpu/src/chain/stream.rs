@@ -240,7 +240,7 @@ where
     };
     // Warps holding pixel −1 (the first column) or w (lane 31's word at or past word nw) patch
     // each step's input; never under wrap.
-    let edge = !wrap && (group == 0 || (group * CHAIN_STREAM_WORDS + 31) as i32 - 1 >= nw);
+    let edge = !wrap && (group == 0 || (group * CHAIN_STREAM_WORDS + 31) as i32 > nw);
     // SAFETY: the rows loaded are the plane's (mapped under wrap); the stores the lane's words.
     unsafe {
         if edge {
