@@ -273,8 +273,9 @@ fn run_variant<O: ChainOutput + Default>(
     Ok(y.download(gpu)?)
 }
 
-/// The streamed chains (Gaussian → dilation or erosion 3 × 3 → each Sobel) by both kernels against the ops one by one: planes from 4 × 4 up, widths around a warp's 30
-/// words (120, 124, 128 pixels: the last warp column with 0, 1 and 2 words), strips of 4 to 7
+/// The streamed chains (Gaussian → dilation or erosion 3 × 3 → each Sobel) by both kernels
+/// against the ops one by one: planes from 4 × 4 up, widths around a warp's 30 words (120, 124,
+/// 128 pixels: the last warp column with 0, 1 and 2 words), strips of 4 to 7
 /// rows (the last strip of a plane taking the rest; the steady loop's three-row passes and
 /// remainders) and the plan's own, a nonzero constant border.
 fn streamed(gpu: &Gpu, border: Border) -> Result<(), Failed> {

@@ -50,29 +50,31 @@ fn first_call_on_a_new_thread(gpu: &Gpu) -> Result<(), Failed> {
     let mut r = rng(61);
     let u8s = Array2::<u8>::from_shape_fn((300, 260), |_| r.random());
     let f32s = u8s.mapv(|v| v as f32 - 100.0);
-    type Got = (Array2<u8>, Array2<f32>, Array2<f32>, f64);
-    let run = || -> gpuprims::Result<Got> {
-        Ok((
-            gpu.gaussian3x3(&u8s, Border::Reflect)?,
-            gpu.sobel(&f32s, 1, Border::Reflect)?,
-            gpu.box_sum::<f32, _>(&f32s, (5, 5), Border::Reflect)?,
-            gpu.sum(&f32s)?,
-        ))
-    };
-    let want = run()?;
-    for k in 0..4 {
-        let ok = std::thread::scope(|s| {
-            s.spawn(|| -> gpuprims::Result<bool> {
-                Ok(match k {
-                    0 => gpu.gaussian3x3(&u8s, Border::Reflect)? == want.0,
-                    1 => gpu.sobel(&f32s, 1, Border::Reflect)? == want.1,
-                    2 => gpu.box_sum::<f32, _>(&f32s, (5, 5), Border::Reflect)? == want.2,
-                    _ => gpu.sum(&f32s)? == want.3,
-                })
-            })
-            .join()
+    // Op k's result, as f64 values.
+    let op = |k: usize| -> gpuprims::Result<Vec<f64>> {
+        Ok(match k {
+            0 => gpu
+                .gaussian3x3(&u8s, Border::Reflect)?
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
+            1 => gpu
+                .sobel(&f32s, 1, Border::Reflect)?
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
+            2 => gpu
+                .box_sum::<f32, _>(&f32s, (5, 5), Border::Reflect)?
+                .iter()
+                .map(|&v| v as f64)
+                .collect(),
+            _ => vec![gpu.sum(&f32s)?],
         })
-        .map_err(|_| "the thread panicked")??;
+    };
+    let want = (0..4).map(op).collect::<gpuprims::Result<Vec<_>>>()?;
+    for (k, want) in want.iter().enumerate() {
+        let got = std::thread::scope(|s| s.spawn(|| op(k)).join()).map_err(|_| "the thread panicked")??;
+        let ok = got == *want;
         if !ok {
             return Err(format!("op {k}, first on a new thread, differs").into());
         }

@@ -155,10 +155,10 @@ impl<A: Linear3<Out = u32>, B: Linear3<Out = u32>, C: Linear3> Pipe<A, B, C> {
         self.step_c::<EDGE>();
         self.c.down(self.wc)
     }
-    /// Each step's across result of a constant row (`cw` in every byte).
+    /// Each step's across result of a constant row (the border's constant in every byte).
     #[inline(always)]
-    fn constant_rows(&self, cw: u32) -> (A::Mid, B::Mid, C::Mid) {
-        let r = [cw; 3];
+    fn constant_rows(&self) -> (A::Mid, B::Mid, C::Mid) {
+        let r = [self.edge.cw; 3];
         (self.a.across(r), self.b.across(r), self.c.across(r))
     }
 }
@@ -244,9 +244,9 @@ where
     // SAFETY: the rows loaded are the plane's (mapped under wrap); the stores the lane's words.
     unsafe {
         if edge {
-            strip_rows::<A, B, C, true>(&mut pipe, &mut out, row, [y0, y1, h], mode, cw)
+            strip_rows::<A, B, C, true>(&mut pipe, &mut out, row, [y0, y1, h], mode)
         } else {
-            strip_rows::<A, B, C, false>(&mut pipe, &mut out, row, [y0, y1, h], mode, cw)
+            strip_rows::<A, B, C, false>(&mut pipe, &mut out, row, [y0, y1, h], mode)
         }
     }
 }
@@ -263,7 +263,6 @@ unsafe fn strip_rows<A, B, C, const EDGE: bool>(
     row: impl Fn(u32) -> *const u32,
     [y0, y1, h]: [u32; 3],
     mode: BorderMode,
-    cw: u32,
 ) where
     A: Linear3<Out = u32>,
     B: Linear3<Out = u32>,
@@ -274,7 +273,7 @@ unsafe fn strip_rows<A, B, C, const EDGE: bool>(
     // Prologue: output row y0.
     if y0 == 0 && !wrap {
         // Each step's row −1 is its input's mapped row, taken once rows 0 and 1 are in.
-        let (ka, kb, kc) = pipe.constant_rows(cw);
+        let (ka, kb, kc) = pipe.constant_rows();
         pipe.step_a::<EDGE>(load(0));
         pipe.step_a::<EDGE>(load(1));
         pipe.wa[0] = vmap(mode, pipe.wa[1], pipe.wa[2], ka);
@@ -353,7 +352,7 @@ unsafe fn strip_rows<A, B, C, const EDGE: bool>(
         });
         return;
     }
-    let (ka, kb, kc) = pipe.constant_rows(cw);
+    let (ka, kb, kc) = pipe.constant_rows();
     let m = vmap(mode, pipe.wa[2], pipe.wa[1], ka);
     push(&mut pipe.wa, m);
     pipe.step_b::<EDGE>();
