@@ -1,32 +1,39 @@
-//! Compiles `kernels-gpu/` (Rust, no_std) to PTX with the pinned nightly, once per target
-//! architecture, splits each PTX into one module per kernel and embeds them all.
+//! Embeds the GPU kernels: one module per kernel entry, PTX for each architecture build that
+//! differs and cubins (SASS) for the architectures most users run, in the table host/kernels.rs
+//! reads.
 //!
-//! A nested cargo runs in `kernels-gpu/` per architecture, with its own target dir under OUT_DIR
-//! (sharing ours deadlocks on the lock) and an environment cleaned of the outer build's toolchain
-//! and build-script variables, so `kernels-gpu/rust-toolchain.toml` decides the toolchain;
-//! `RUSTUP_AUTO_INSTALL=1` lets rustup fetch it on a fresh machine. There is no nvptx linker, so
-//! the crate is built as an rlib and the PTX is rustc's `--emit=asm` of the single codegen unit.
-//! The architectures' builds run at once (each is one single-threaded rustc).
+//! **Prebuilt** (the default wherever it applies): `prebuilt/` holds every module compressed
+//! (one zstd frame per file) with `prebuilt/MANIFEST`, which records the SHA-256 of every kernel
+//! source it was built from (`build/sources.rs`). While the sources present hash as recorded,
+//! this script only copies those files into the table: no nightly, no rustup, no CUDA toolkit and
+//! no network, so a dependent builds on stable Rust. The host decompresses a module when it is
+//! first loaded. The features `sass-sm80` and `sass-sm90` (default on) embed the prebuilt cubins
+//! of those architectures; without them those devices JIT-compile the PTX.
 //!
-//! `GPUPRIMS_CUDA_ARCH` (default `sm_70,sm_90`) lists the `-C target-cpu`s. Kernels specialize on
-//! them through `cfg(target_feature = "sm_90")` (Hopper's packed 16-bit max/min, PTX ISA 8.0,
-//! which this script then asks for). `build/split.rs` cuts each PTX into one module per `.entry`;
-//! a later architecture's module is embedded only where it differs from the earlier one's as a
-//! program (`split::normal_form`), so the sm_90 build adds the few kernels that specialize. At
-//! run time each device loads, per kernel, the newest module its architecture runs
-//! (host/kernels.rs).
+//! **From source** when the kernel sources differ from the manifest (a contributor edited a
+//! kernel), when `GPUPRIMS_CUDA_ARCH` asks for other architectures than prebuilt/ has, or when
+//! `GPUPRIMS_KERNELS=source`: `build/kernels.rs` compiles kernels-gpu/ with its pinned nightly
+//! (installed once if missing), and the modules are embedded uncompressed; `GPUPRIMS_SASS_ARCH`
+//! (e.g. `sm_90`) also assembles cubins with `ptxas` (`GPUPRIMS_PTXAS`, default `ptxas` on the
+//! PATH). Without the nightly, the build fails naming the files that differ and the command that
+//! regenerates prebuilt/ (`cargo xtask kernels`, which CI checks is a no-op).
 //!
-//! `GPUPRIMS_SASS_ARCH` (e.g. `sm_90`, unset by default) also assembles every module into SASS
-//! for those architectures with `ptxas` (`GPUPRIMS_PTXAS`, default `ptxas` on the PATH), through
-//! a cache keyed by the module's text (`build/sass.rs`), and embeds the cubins, each with the
-//! SHA-256 of the PTX it came from: the host loads a cubin only for that very PTX, else JITs.
+//! `GPUPRIMS_KERNELS=prebuilt` refuses a source build. `GPUPRIMS_CORRUPT_KERNEL=ptx:NAME,sass:NAME`
+//! truncates those embedded modules, for the tests of the loader's fallbacks.
 //!
-//! Outputs in OUT_DIR: `kernels.ptx` (every module's text, concatenated), `kernels.sass` (every
-//! cubin), `kernel_table.rs` (the index the host `include!`s), and `ptxas-<arch>.txt` (ptxas's
-//! resource report per SASS architecture, for CI).
+//! Outputs in OUT_DIR: `kernels.bin` (every module and dictionary), `kernel_table.rs` (the index
+//! the host `include!`s), and `ptxas-<arch>.txt` (ptxas's resource report, source builds with
+//! SASS only).
 
+#[path = "build/kernels.rs"]
+mod kernels;
+#[allow(dead_code)] // what writes it (xtask) is not needed here
+#[path = "build/manifest.rs"]
+mod manifest;
 #[path = "build/sass.rs"]
 mod sass;
+#[path = "build/sources.rs"]
+mod sources;
 #[path = "build/split.rs"]
 mod split;
 
@@ -34,93 +41,241 @@ use std::env;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 
-const DEFAULT_ARCHS: &str = "sm_70,sm_90";
-/// The constant-memory bank's symbol (`constant_bank_symbol!` in kernels-gpu/src/abi).
-const BANK_SYMBOL: &str = "gpuprims_constant_bank";
+use manifest::Manifest;
 
-/// One embedded cubin (`SassImage` in host/kernels.rs).
-#[derive(Clone)]
-struct Cubin {
-    arch: u32,
-    ptx_sha256: [u8; 32],
+/// The command that regenerates prebuilt/ (see xtask/).
+const REGENERATE: &str = "cargo xtask kernels";
+
+/// Where one module's bytes lie in the blob (`Stored` in host/kernels.rs).
+#[derive(Clone, Copy)]
+struct Stored {
     at: usize,
     len: usize,
+    raw_len: usize,
+    zstd: bool,
 }
 
-/// One kernel and its embedded modules, oldest architecture first.
-struct Kernel {
+/// One kernel as embedded: its PTX modules (oldest first) and its cubins, each cubin with the
+/// index of the PTX module it was assembled from.
+struct Embedded {
     name: String,
     bank: bool,
-    /// (architecture number, module text), each a different program from the one before.
-    ptx: Vec<(u32, String)>,
+    ptx: Vec<(u32, Stored)>,
+    sass: Vec<(u32, usize, Stored)>,
+}
+
+/// What the build embeds.
+struct Table {
+    origin: &'static str,
+    ptx_archs: Vec<u32>,
+    sass_archs: Vec<u32>,
+    blob: Vec<u8>,
+    /// The PTX and SASS dictionaries (prebuilt only).
+    dicts: [Option<Stored>; 2],
+    kernels: Vec<Embedded>,
+}
+
+impl Table {
+    fn new(origin: &'static str) -> Table {
+        Table {
+            origin,
+            ptx_archs: Vec::new(),
+            sass_archs: Vec::new(),
+            blob: Vec::new(),
+            dicts: [None, None],
+            kernels: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8], raw_len: usize, zstd: bool) -> Stored {
+        let at = self.blob.len();
+        self.blob.extend_from_slice(bytes);
+        Stored {
+            at,
+            len: bytes.len(),
+            raw_len,
+            zstd,
+        }
+    }
 }
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let kernels_dir = root.join("kernels-gpu");
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-
-    println!("cargo:rerun-if-changed=kernels-gpu/src");
-    println!("cargo:rerun-if-changed=kernels-gpu/Cargo.toml");
+    for path in ["prebuilt", "build", "abi", "kernels-gpu/src", "kernels-gpu/Cargo.toml"] {
+        println!("cargo:rerun-if-changed={path}");
+    }
+    println!("cargo:rerun-if-changed=kernels-gpu/Cargo.lock");
     println!("cargo:rerun-if-changed=kernels-gpu/rust-toolchain.toml");
-    println!("cargo:rerun-if-changed=build");
-    println!("cargo:rerun-if-env-changed=GPUPRIMS_CUDA_ARCH");
-    println!("cargo:rerun-if-env-changed=GPUPRIMS_SASS_ARCH");
-    println!("cargo:rerun-if-env-changed=GPUPRIMS_PTXAS");
+    for var in [
+        "GPUPRIMS_KERNELS",
+        "GPUPRIMS_CUDA_ARCH",
+        "GPUPRIMS_SASS_ARCH",
+        "GPUPRIMS_PTXAS",
+        "GPUPRIMS_CORRUPT_KERNEL",
+    ] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
 
-    let archs = arch_list("GPUPRIMS_CUDA_ARCH", DEFAULT_ARCHS);
-    if archs.is_empty() {
+    let mode = env::var("GPUPRIMS_KERNELS").unwrap_or_default();
+    if !["", "auto", "prebuilt", "source"].contains(&mode.as_str()) {
+        fail(&format!(
+            "GPUPRIMS_KERNELS={mode:?}: use auto (default), prebuilt or source"
+        ));
+    }
+    let prebuilt = read_manifest(&root);
+    let stale = prebuilt
+        .as_ref()
+        .map_or_else(|e| Some(vec![e.clone()]), |m| stale_reasons(&root, m));
+    let mut table = match (mode.as_str(), prebuilt, stale) {
+        ("source", _, stale) => from_source(&root, &out_dir, stale.as_deref()),
+        ("prebuilt", _, Some(reasons)) => fail(&format!(
+            "GPUPRIMS_KERNELS=prebuilt, but prebuilt/ does not apply:\n  {}\n  Regenerate it: {REGENERATE}",
+            reasons.join("\n  ")
+        )),
+        (_, Ok(m), None) => from_prebuilt(&root, &m),
+        (_, _, Some(reasons)) => {
+            println!(
+                "cargo:warning=gpuprims: building the kernels from source ({}); `{REGENERATE}` refreshes prebuilt/",
+                reasons.join("; ")
+            );
+            from_source(&root, &out_dir, Some(&reasons))
+        }
+        (_, Err(_), None) => unreachable!("an unreadable manifest is a reason"),
+    };
+    corrupt(&mut table);
+    write_table(&out_dir, &table);
+}
+
+fn read_manifest(root: &Path) -> Result<Manifest, String> {
+    let path = root.join("prebuilt").join(manifest::FILE);
+    let text = fs::read_to_string(&path).map_err(|e| format!("no prebuilt kernels ({}: {e})", path.display()))?;
+    Manifest::parse(&text)
+}
+
+/// Why the prebuilt kernels cannot serve this build, if they cannot: source files that differ
+/// from the manifest's, or architectures asked for that it lacks.
+fn stale_reasons(root: &Path, m: &Manifest) -> Option<Vec<String>> {
+    let present = sources::hashes(root).unwrap_or_else(|e| fail(&e));
+    let mut reasons = sources::differences(root, &m.sources, &present);
+    if let Ok(v) = env::var("GPUPRIMS_CUDA_ARCH") {
+        let asked: Vec<u32> = archs("GPUPRIMS_CUDA_ARCH", &v)
+            .iter()
+            .map(|a| kernels::arch_number(a))
+            .collect();
+        if asked != m.ptx_archs {
+            reasons.push(format!("GPUPRIMS_CUDA_ARCH={v} (prebuilt/ has {:?})", m.ptx_archs));
+        }
+    }
+    if let Ok(v) = env::var("GPUPRIMS_SASS_ARCH") {
+        reasons.push(format!("GPUPRIMS_SASS_ARCH={v} asks for cubins assembled here"));
+    }
+    (!reasons.is_empty()).then_some(reasons)
+}
+
+fn archs(var: &str, value: &str) -> Vec<String> {
+    kernels::arch_list(var, value).unwrap_or_else(|e| fail(&e))
+}
+
+/// The prebuilt modules, compressed as committed; cubins for the architectures whose
+/// `sass-smXY` feature is on.
+fn from_prebuilt(root: &Path, m: &Manifest) -> Table {
+    let dir = root.join("prebuilt");
+    let read = |rel: &str| fs::read(dir.join(rel)).unwrap_or_else(|e| fail(&format!("reading prebuilt/{rel}: {e}")));
+    let mut t = Table::new("prebuilt");
+    t.ptx_archs = m.ptx_archs.clone();
+    let sass_archs: Vec<u32> = m
+        .sass_archs
+        .iter()
+        .copied()
+        .filter(|a| env::var_os(format!("CARGO_FEATURE_SASS_SM{a}")).is_some())
+        .collect();
+    t.sass_archs = sass_archs.clone();
+    for (slot, name) in [manifest::PTX_DICT, manifest::SASS_DICT].into_iter().enumerate() {
+        if dir.join(name).exists() {
+            let bytes = read(name);
+            t.dicts[slot] = Some(t.push(&bytes, bytes.len(), false));
+        }
+    }
+    for k in &m.kernels {
+        let ptx: Vec<(u32, Stored)> = k
+            .ptx
+            .iter()
+            .map(|p| (p.arch, t.push(&read(&manifest::ptx_file(&k.name, p.arch)), p.len, true)))
+            .collect();
+        let mut sass = Vec::new();
+        for c in k.sass.iter().filter(|c| sass_archs.contains(&c.arch)) {
+            let from = ptx.iter().position(|&(a, _)| a == c.from).unwrap_or_else(|| {
+                fail(&format!(
+                    "prebuilt/{}: {}'s sm_{} cubin names no PTX of sm_{}",
+                    manifest::FILE,
+                    k.name,
+                    c.arch,
+                    c.from
+                ))
+            });
+            sass.push((
+                c.arch,
+                from,
+                t.push(&read(&manifest::sass_file(&k.name, c.arch)), c.len, true),
+            ));
+        }
+        t.kernels.push(Embedded {
+            name: k.name.clone(),
+            bank: k.bank,
+            ptx,
+            sass,
+        });
+    }
+    t
+}
+
+/// The kernels compiled here with the pinned nightly, uncompressed; cubins for
+/// `GPUPRIMS_SASS_ARCH` by the local `ptxas`. `stale` says why prebuilt/ did not serve, for the
+/// failure message.
+fn from_source(root: &Path, out_dir: &Path, stale: Option<&[String]>) -> Table {
+    let ptx_archs = archs(
+        "GPUPRIMS_CUDA_ARCH",
+        &env::var("GPUPRIMS_CUDA_ARCH").unwrap_or_else(|_| kernels::DEFAULT_ARCHS.to_string()),
+    );
+    if ptx_archs.is_empty() {
         fail("GPUPRIMS_CUDA_ARCH names no architecture");
     }
-    let sass_archs = arch_list("GPUPRIMS_SASS_ARCH", "");
-
-    let builds: Vec<(String, Child)> = archs
-        .iter()
-        .map(|arch| (arch.clone(), spawn_kernel_build(&kernels_dir, &out_dir, arch)))
-        .collect();
-    let mut table: Vec<Kernel> = Vec::new();
-    for (arch, mut child) in builds {
-        let status = child
-            .wait()
-            .unwrap_or_else(|e| fail(&format!("waiting for cargo (kernels-gpu, {arch}): {e}")));
-        if !status.success() {
-            fail(&format!("building kernels-gpu for nvptx64 ({arch}) failed ({status})"));
-        }
-        let deps = out_dir
-            .join("kernels-target")
-            .join(&arch)
-            .join("nvptx64-nvidia-cuda/release/deps");
-        let ptx = newest_ptx(&deps)
-            .unwrap_or_else(|| fail(&format!("kernels-gpu built for {arch} but no PTX (.s) was emitted")));
-        let text = fs::read_to_string(&ptx).unwrap_or_else(|e| fail(&format!("reading {}: {e}", ptx.display())));
-        let modules = split::split(&text, BANK_SYMBOL).unwrap_or_else(|e| fail(&format!("{arch} PTX: {e}")));
-        if modules.is_empty() {
-            fail(&format!("{} holds no kernel entry", ptx.display()));
-        }
-        merge(&mut table, modules, arch_number(&arch));
-    }
-    table.sort_by(|a, b| a.name.cmp(&b.name));
-
-    let mut ptx_blob = String::new();
-    let mut sass_blob: Vec<u8> = Vec::new();
-    // Each kernel's cubins: architecture, SHA-256 of its PTX, where its bytes lie in the blob.
-    let mut cubins: Vec<Vec<Cubin>> = vec![Vec::new(); table.len()];
+    let sass_archs = archs(
+        "GPUPRIMS_SASS_ARCH",
+        &env::var("GPUPRIMS_SASS_ARCH").unwrap_or_default(),
+    );
+    let built = kernels::build(&root.join("kernels-gpu"), &out_dir.join("kernels-target"), &ptx_archs)
+        .unwrap_or_else(|e| {
+            let why = stale.map_or(String::new(), |r| {
+                format!("prebuilt/ does not apply:\n    {}\n  so ", r.join("\n    "))
+            });
+            fail(&format!(
+                "{why}the kernels must be built from source, which failed: {e}\n  \
+                 A source build needs rustup, the nightly pinned in kernels-gpu/rust-toolchain.toml and the \
+                 network to install it once.\n  After a kernel edit, regenerate the prebuilt kernels with `{REGENERATE}` \
+                 (or undo the edit: git checkout -- abi kernels-gpu build)."
+            ))
+        });
+    let mut t = Table::new("source");
+    t.ptx_archs = ptx_archs.iter().map(|a| kernels::arch_number(a)).collect();
+    t.sass_archs = sass_archs.iter().map(|a| kernels::arch_number(a)).collect();
+    let mut cubins: Vec<Vec<(u32, usize, Vec<u8>)>> = (0..built.len()).map(|_| Vec::new()).collect();
     if !sass_archs.is_empty() {
         let ptxas = env::var("GPUPRIMS_PTXAS").unwrap_or_else(|_| "ptxas".to_string());
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         for sass_arch in &sass_archs {
-            let number = arch_number(sass_arch);
-            let chosen: Vec<(usize, &str)> = table
+            let number = kernels::arch_number(sass_arch);
+            let chosen: Vec<(usize, u32, &str)> = built
                 .iter()
                 .enumerate()
-                .filter_map(|(i, k)| newest_at_most(&k.ptx, number).map(|t| (i, t)))
+                .filter_map(|(i, k)| kernels::newest_at_most(&k.ptx, number).map(|(a, t)| (i, a, t)))
                 .collect();
             let jobs: Vec<sass::Job> = chosen
                 .iter()
-                .map(|&(i, ptx)| sass::Job {
-                    name: &table[i].name,
+                .map(|&(i, _, ptx)| sass::Job {
+                    name: &built[i].name,
                     ptx,
                     arch: sass_arch,
                 })
@@ -128,62 +283,113 @@ fn main() {
             let assembled =
                 sass::assemble(&ptxas, &jobs, &out_dir.join("sass-cache"), threads).unwrap_or_else(|e| fail(&e));
             let mut report = String::new();
-            for (&(i, ptx), cubin) in chosen.iter().zip(assembled) {
-                cubins[i].push(Cubin {
-                    arch: number,
-                    ptx_sha256: sass::ptx_digest(ptx),
-                    at: sass_blob.len(),
-                    len: cubin.bytes.len(),
-                });
-                sass_blob.extend_from_slice(&cubin.bytes);
+            for (&(i, from, _), cubin) in chosen.iter().zip(assembled) {
+                let from = built[i]
+                    .ptx
+                    .iter()
+                    .position(|&(a, _)| a == from)
+                    .expect("chosen from this kernel");
+                cubins[i].push((number, from, cubin.bytes));
                 report.push_str(&cubin.report);
             }
             let path = out_dir.join(format!("ptxas-{sass_arch}.txt"));
             fs::write(&path, report).unwrap_or_else(|e| fail(&format!("writing {}: {e}", path.display())));
         }
     }
+    for (k, cubins) in built.iter().zip(cubins) {
+        let ptx = k
+            .ptx
+            .iter()
+            .map(|(a, text)| (*a, t.push(text.as_bytes(), text.len(), false)))
+            .collect();
+        let sass = cubins
+            .into_iter()
+            .map(|(arch, from, bytes)| (arch, from, t.push(&bytes, bytes.len(), false)))
+            .collect();
+        t.kernels.push(Embedded {
+            name: k.name.clone(),
+            bank: k.bank,
+            ptx,
+            sass,
+        });
+    }
+    t
+}
 
+/// `GPUPRIMS_CORRUPT_KERNEL=ptx:NAME,sass:NAME`: each named module (every architecture's) keeps
+/// only the first half of its stored bytes.
+fn corrupt(t: &mut Table) {
+    let Ok(spec) = env::var("GPUPRIMS_CORRUPT_KERNEL") else {
+        return;
+    };
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (kind, name) = item.split_once(':').unwrap_or(("", item));
+        let Some(k) = t.kernels.iter_mut().find(|k| k.name == name) else {
+            fail(&format!("GPUPRIMS_CORRUPT_KERNEL: no kernel {name:?}"));
+        };
+        let stored: Vec<&mut Stored> = match kind {
+            "ptx" => k.ptx.iter_mut().map(|(_, s)| s).collect(),
+            "sass" => k.sass.iter_mut().map(|(_, _, s)| s).collect(),
+            _ => fail(&format!(
+                "GPUPRIMS_CORRUPT_KERNEL: {item:?} is not ptx:NAME or sass:NAME"
+            )),
+        };
+        if stored.is_empty() {
+            fail(&format!(
+                "GPUPRIMS_CORRUPT_KERNEL: {name} has no {kind} module in this build"
+            ));
+        }
+        for s in stored {
+            s.len /= 2;
+        }
+    }
+}
+
+fn write_table(out_dir: &Path, t: &Table) {
+    let stored = |s: &Stored| {
+        format!(
+            "Stored {{ at: {}, len: {}, raw_len: {}, zstd: {} }}",
+            s.at, s.len, s.raw_len, s.zstd
+        )
+    };
+    let list = |v: &[u32]| v.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
     let mut code =
         String::from("// Generated by build.rs: the embedded kernel modules (host/kernels.rs reads them).\n");
-    let list = |v: &[String]| {
-        v.iter()
-            .map(|a| arch_number(a).to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+    writeln!(
+        code,
+        "const ORIGIN: Origin = Origin::{};",
+        if t.origin == "prebuilt" { "Prebuilt" } else { "Source" }
+    )
+    .unwrap();
+    writeln!(code, "const PTX_ARCHS: &[u32] = &[{}];", list(&t.ptx_archs)).unwrap();
+    writeln!(code, "const SASS_ARCHS: &[u32] = &[{}];", list(&t.sass_archs)).unwrap();
+    writeln!(
+        code,
+        "static BLOB: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/kernels.bin\"));"
+    )
+    .unwrap();
+    let dict = |d: &Option<Stored>| {
+        d.as_ref()
+            .map_or("None".to_string(), |s| format!("Some({})", stored(s)))
     };
-    writeln!(code, "const PTX_ARCHS: &[u32] = &[{}];", list(&archs)).unwrap();
-    writeln!(code, "const SASS_ARCHS: &[u32] = &[{}];", list(&sass_archs)).unwrap();
     writeln!(
         code,
-        "static PTX_TEXT: &str = include_str!(concat!(env!(\"OUT_DIR\"), \"/kernels.ptx\"));"
+        "const DICTS: [Option<Stored>; 2] = [{}, {}];",
+        dict(&t.dicts[0]),
+        dict(&t.dicts[1])
     )
     .unwrap();
-    writeln!(
-        code,
-        "static SASS_BYTES: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/kernels.sass\"));"
-    )
-    .unwrap();
-    writeln!(code, "static MODULES: [ModuleSource; {}] = [", table.len()).unwrap();
-    for (k, sass) in table.iter().zip(&cubins) {
-        let mut ptx = String::new();
-        for (arch, text) in &k.ptx {
-            write!(
-                ptx,
-                "PtxText {{ arch: {arch}, at: {}, len: {} }}, ",
-                ptx_blob.len(),
-                text.len()
-            )
-            .unwrap();
-            ptx_blob.push_str(text);
-        }
-        let sass: String = sass
+    writeln!(code, "static MODULES: [ModuleSource; {}] = [", t.kernels.len()).unwrap();
+    for k in &t.kernels {
+        let ptx: String = k
+            .ptx
             .iter()
-            .map(|c| {
-                format!(
-                    "SassImage {{ arch: {}, ptx_sha256: {:?}, at: {}, len: {} }}, ",
-                    c.arch, c.ptx_sha256, c.at, c.len
-                )
-            })
+            .map(|(arch, s)| format!("PtxModule {{ arch: {arch}, stored: {} }}, ", stored(s)))
+            .collect();
+        let sass: String = k
+            .sass
+            .iter()
+            .map(|(arch, from, s)| format!("SassModule {{ arch: {arch}, ptx: {from}, stored: {} }}, ", stored(s)))
             .collect();
         writeln!(
             code,
@@ -193,158 +399,15 @@ fn main() {
         .unwrap();
     }
     code.push_str("];\n");
-    for (file, bytes) in [
-        ("kernels.ptx", ptx_blob.as_bytes()),
-        ("kernels.sass", &sass_blob[..]),
-        ("kernel_table.rs", code.as_bytes()),
-    ] {
+    for (file, bytes) in [("kernels.bin", &t.blob[..]), ("kernel_table.rs", code.as_bytes())] {
         let path = out_dir.join(file);
         fs::write(&path, bytes).unwrap_or_else(|e| fail(&format!("writing {}: {e}", path.display())));
     }
 }
 
-/// Adds one architecture's modules to `table`: a kernel's module is kept only where it is a
-/// different program from the newest one kept so far (`split::normal_form`).
-fn merge(table: &mut Vec<Kernel>, modules: Vec<split::Module>, arch: u32) {
-    for m in modules {
-        match table.iter_mut().find(|k| k.name == m.name) {
-            None => table.push(Kernel {
-                name: m.name,
-                bank: m.bank,
-                ptx: vec![(arch, m.text)],
-            }),
-            Some(k) => {
-                k.bank |= m.bank;
-                let last = &k.ptx.last().expect("a kernel has a module").1;
-                if split::normal_form(last) != split::normal_form(&m.text) {
-                    k.ptx.push((arch, m.text));
-                }
-            }
-        }
-    }
-}
-
-/// The newest of `ptx` (oldest first) whose architecture is at most `arch`.
-fn newest_at_most(ptx: &[(u32, String)], arch: u32) -> Option<&str> {
-    ptx.iter().rev().find(|(a, _)| *a <= arch).map(|(_, t)| t.as_str())
-}
-
-/// The `sm_XY` architectures of variable `var` (comma-separated; `default` when unset), sorted
-/// oldest first, without repeats. The build fails on a name that is not `sm_XY`.
-fn arch_list(var: &str, default: &str) -> Vec<String> {
-    let value = env::var(var).unwrap_or_else(|_| default.to_string());
-    let mut archs: Vec<String> = value
-        .split(',')
-        .map(str::trim)
-        .filter(|a| !a.is_empty())
-        .map(|a| {
-            check_arch(var, a);
-            a.to_string()
-        })
-        .collect();
-    archs.sort_by_key(|a| arch_number(a));
-    archs.dedup();
-    archs
-}
-
-/// Starts the nested cargo that compiles kernels-gpu to PTX for `arch`.
-fn spawn_kernel_build(kernels: &Path, out_dir: &Path, arch: &str) -> Child {
-    let mut cmd = Command::new("cargo");
-    cmd.current_dir(kernels)
-        .args([
-            "rustc",
-            "--release",
-            "--lib",
-            "--target",
-            "nvptx64-nvidia-cuda",
-            "-Zbuild-std=core",
-        ])
-        .arg("--target-dir")
-        .arg(out_dir.join("kernels-target").join(arch))
-        .args(["--", "--emit=asm", "-C"])
-        .arg(format!("target-cpu={arch}"));
-    if (90..100).contains(&arch_number(arch)) {
-        // PTX ISA 8.0 for sm_90's packed 16-bit max/min (`max.u16x2`); sm_90's own minimum is 7.8
-        // (later architectures' minimums are above 8.0).
-        cmd.args(["-C", "target-feature=+ptx80"]);
-    }
-    clean_env(&mut cmd);
-    cmd.env("RUSTUP_AUTO_INSTALL", "1");
-    cmd.spawn()
-        .unwrap_or_else(|e| fail(&format!("could not run cargo for kernels-gpu: {e}")))
-}
-
-/// The `XY` of `sm_XY` (0 when absent).
-fn arch_number(arch: &str) -> u32 {
-    let digits: String = arch[3..].chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().unwrap_or(0)
-}
-
-/// Fails the build unless `value` (of variable `var`) names an `sm_XY` architecture.
-fn check_arch(var: &str, value: &str) {
-    if !value.starts_with("sm_") || !value[3..].chars().all(|c| c.is_ascii_alphanumeric()) {
-        fail(&format!(
-            "{var}={value:?} is not an sm_XY architecture (e.g. sm_70, sm_90)"
-        ));
-    }
-}
-
-/// Removes what the outer cargo/rustup set for *this* build, so the nested build picks the
-/// kernels' pinned toolchain and its own flags. `CARGO_HOME` stays (shared registry cache).
-fn clean_env(cmd: &mut Command) {
-    for (key, _) in env::vars_os() {
-        let Some(key) = key.to_str() else { continue };
-        let drop = matches!(
-            key,
-            "RUSTUP_TOOLCHAIN"
-                | "RUSTC"
-                | "RUSTC_WRAPPER"
-                | "RUSTC_WORKSPACE_WRAPPER"
-                | "RUSTDOC"
-                | "RUSTFLAGS"
-                | "CARGO_ENCODED_RUSTFLAGS"
-                | "CARGO"
-                | "CARGO_TARGET_DIR"
-                | "CARGO_BUILD_TARGET"
-                | "TARGET"
-                | "HOST"
-                | "OUT_DIR"
-                | "OPT_LEVEL"
-                | "PROFILE"
-                | "DEBUG"
-                | "NUM_JOBS"
-                | "RUSTC_LINKER"
-        ) || (key.starts_with("CARGO_") && key != "CARGO_HOME")
-            || key.starts_with("DEP_");
-        if drop {
-            cmd.env_remove(key);
-        }
-    }
-}
-
-/// The most recently written `gpuprims_kernels-*.s` in `deps`.
-fn newest_ptx(deps: &Path) -> Option<PathBuf> {
-    fs::read_dir(deps)
-        .ok()?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "s")
-                && p.file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with("gpuprims_kernels"))
-        })
-        .max_by_key(|p| fs::metadata(p).and_then(|m| m.modified()).ok())
-}
-
 fn fail(msg: &str) -> ! {
     eprintln!();
-    eprintln!("error: gpuprims could not build its GPU kernels: {msg}");
-    eprintln!("  The kernels are Rust compiled to PTX with the toolchain pinned in");
-    eprintln!("  kernels-gpu/rust-toolchain.toml (nightly-2026-05-20 with rust-src).");
-    eprintln!("  Needed: rustup on PATH (https://rustup.rs) and network access to fetch that toolchain");
-    eprintln!("  once, or install it by hand:");
-    eprintln!("    rustup toolchain install nightly-2026-05-20 --profile minimal -c rust-src");
+    eprintln!("error: gpuprims could not embed its GPU kernels: {msg}");
     eprintln!();
     std::process::exit(1);
 }

@@ -29,11 +29,6 @@ pub struct Cubin {
     pub report: String,
 }
 
-/// The SHA-256 of a module's PTX text: the key the host checks before it loads a cubin.
-pub fn ptx_digest(ptx: &str) -> [u8; 32] {
-    Sha256::digest(ptx.as_bytes()).into()
-}
-
 /// `ptxas --version`'s last line (the release), which keys the cache.
 pub fn version(ptxas: &str) -> Result<String, String> {
     let out = Command::new(ptxas)

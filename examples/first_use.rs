@@ -6,6 +6,12 @@
 //!
 //!     cargo run --release --example first_use [-- --only OP...]
 //!
+//! Each first call's kernels say where they came from: `sass` (a prebuilt cubin, no JIT) or
+//! `ptx` (JIT-compiled by the driver), and how long their modules took to decompress. Before the
+//! table (and without a GPU), every embedded module is decoded once and the decode times shown.
+//! `GPUPRIMS_LOAD_ARCH=sm_70` measures the portable path; a build without the `sass-sm*`
+//! features, the JIT of every kernel.
+//!
 //! Times include the host↔device copies of the op's host arrays, as a caller sees them. This
 //! process holds a context on the device while its children run, so their `cuInit` finds the
 //! device awake: a lone process on an idle device pays more for its context
@@ -14,7 +20,8 @@
 use std::process::Command;
 use std::time::Instant;
 
-use gpuprims::{AvgPool2d, Border, Chain, Gpu, Pool2d};
+use gpuprims::kernels::{self, ModuleKind};
+use gpuprims::{AvgPool2d, Border, Chain, Gpu, LoadedFrom, Pool2d};
 use ndarray::{Array2, Array4};
 
 /// Every op timed, by name.
@@ -135,8 +142,9 @@ fn run(gpu: &Gpu, name: &str, x: &Inputs) -> gpuprims::Result<()> {
     Ok(())
 }
 
-/// The child: `--op NAME` prints `init_ms gpu_new_ms first_ms kernels second_ms` (`init`: the
-/// driver's `cuInit`, which `Gpu::new` would otherwise pay, timed on its own first).
+/// The child: `--op NAME` prints `init_ms gpu_new_ms first_ms kernels from decode_ms second_ms`
+/// (`init`: the driver's `cuInit`, which `Gpu::new` would otherwise pay, timed on its own first;
+/// `from`: how many kernels loaded from SASS and how many JIT-compiled from PTX, as `2sass+1ptx`).
 fn child(name: &str) -> i32 {
     let inputs = Inputs::new();
     let init = Instant::now();
@@ -160,19 +168,73 @@ fn child(name: &str) -> i32 {
         return 1;
     }
     let ms = |a: Instant, b: Instant| (b - a).as_secs_f64() * 1e3;
+    let loads = gpu.kernel_loads();
+    let sass = loads
+        .iter()
+        .filter(|l| matches!(l.from, LoadedFrom::Sass { .. }))
+        .count();
+    let decode: f64 = loads.iter().map(|l| l.decode.as_secs_f64() * 1e3).sum();
     println!(
-        "{init_ms:.2} {:.2} {:.2} {} {:.2}",
+        "{init_ms:.2} {:.2} {:.2} {} {sass}sass+{}ptx {decode:.3} {:.2}",
         ms(t0, t1),
         ms(t1, t2),
-        gpu.loaded_kernels(),
+        loads.len(),
+        loads.len() - sass,
         ms(t2, t3)
     );
     0
 }
 
-/// One child run of `op` with `CUDA_CACHE_PATH=cache`: (cuInit + Gpu::new, cuInit, first call,
-/// kernels, second call).
-fn measure(op: &str, cache: &std::path::Path) -> Result<(f64, f64, f64, usize, f64), String> {
+/// Decodes every embedded module once and prints what the binary carries and the decode times.
+fn decode_summary() {
+    let mut times = [Vec::new(), Vec::new()];
+    let (mut stored, mut raw) = (0usize, 0usize);
+    for m in kernels::all() {
+        for module in m.ptx_modules().chain(m.sass_modules().map(|(c, _)| c)) {
+            let t = Instant::now();
+            if let Err(e) = module.decode() {
+                println!("decode failed: {e}");
+                std::process::exit(1);
+            }
+            times[(module.kind() == ModuleKind::Sass) as usize].push(t.elapsed().as_secs_f64() * 1e3);
+            stored += module.stored_len();
+            raw += module.decoded_len();
+        }
+    }
+    let mut all: Vec<f64> = times.concat();
+    all.sort_by(f64::total_cmp);
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+    };
+    let (ptx, sass) = (times[0].len(), times[1].len());
+    println!(
+        "Embedded kernels ({:?}): {ptx} PTX modules and {sass} cubins (sm {:?}), {:.2} MB in the binary, \
+         {:.2} MB decoded. Decode per module: median {:.3} ms (PTX {:.3}, SASS {:.3}), max {:.3} ms.",
+        kernels::origin(),
+        kernels::sass_archs(),
+        stored as f64 / 1e6,
+        raw as f64 / 1e6,
+        median(&mut all),
+        median(&mut times[0]),
+        median(&mut times[1]),
+        all.last().copied().unwrap_or(f64::NAN)
+    );
+}
+
+/// One child run of `op` with `CUDA_CACHE_PATH=cache`.
+struct Run {
+    /// cuInit + Gpu::new, and cuInit alone.
+    new: f64,
+    init: f64,
+    first: f64,
+    kernels: usize,
+    from: String,
+    decode: f64,
+    second: f64,
+}
+
+fn measure(op: &str, cache: &std::path::Path) -> Result<Run, String> {
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let out = Command::new(exe)
         .args(["--op", op])
@@ -183,13 +245,15 @@ fn measure(op: &str, cache: &std::path::Path) -> Result<(f64, f64, f64, usize, f
     let text = String::from_utf8_lossy(&out.stdout);
     let num = |v: &str| v.parse::<f64>().map_err(|_| text.to_string());
     match text.split_whitespace().collect::<Vec<_>>()[..] {
-        [init, new, first, kernels, second] => Ok((
-            num(init)? + num(new)?,
-            num(init)?,
-            num(first)?,
-            kernels.parse().map_err(|_| text.to_string())?,
-            num(second)?,
-        )),
+        [init, new, first, kernels, from, decode, second] => Ok(Run {
+            new: num(init)? + num(new)?,
+            init: num(init)?,
+            first: num(first)?,
+            kernels: kernels.parse().map_err(|_| text.to_string())?,
+            from: from.to_string(),
+            decode: num(decode)?,
+            second: num(second)?,
+        }),
         _ => Err(format!(
             "{}{}",
             text.trim(),
@@ -203,6 +267,7 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--op") {
         std::process::exit(child(args.get(i + 1).map_or("", String::as_str)));
     }
+    decode_summary();
     if let Err(e) = Gpu::new() {
         println!("No GPU: {e}. First-use times need a device.");
         return;
@@ -214,10 +279,10 @@ fn main() {
     let root = std::env::temp_dir().join(format!("gpuprims-first-use-{}", std::process::id()));
     println!("Each op in fresh processes; cold: an empty CUDA_CACHE_PATH, warm: the cache the cold run filled.");
     println!(
-        "| op | Gpu::new cold ms (of which cuInit) | first call cold ms | kernels loaded | Gpu::new + first call warm ms | \
-         steady call ms |"
+        "| op | Gpu::new cold ms (of which cuInit) | first call cold ms | kernels loaded | from | of which decode ms | \
+         Gpu::new + first call warm ms | steady call ms |"
     );
-    println!("|---|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---|---:|---:|---:|");
     let (mut news, mut firsts, mut warms) = (Vec::new(), Vec::new(), Vec::new());
     let mut failed = false;
     for (i, op) in ops.iter().enumerate() {
@@ -226,17 +291,24 @@ fn main() {
             .map_err(|e| e.to_string())
             .and_then(|_| Ok((measure(op, &cache)?, measure(op, &cache)?)));
         match runs {
-            Ok(((new, init, first, kernels, _), (wnew, _, wfirst, _, steady))) => {
+            Ok((cold, warm)) => {
                 println!(
-                    "| {op} | {new:.1} ({init:.1}) | {first:.1} | {kernels} | {:.1} | {steady:.2} |",
-                    wnew + wfirst
+                    "| {op} | {:.1} ({:.1}) | {:.1} | {} | {} | {:.3} | {:.1} | {:.2} |",
+                    cold.new,
+                    cold.init,
+                    cold.first,
+                    cold.kernels,
+                    cold.from,
+                    cold.decode,
+                    warm.new + warm.first,
+                    warm.second
                 );
-                news.push(new);
-                firsts.push(first);
-                warms.push(wnew + wfirst);
+                news.push(cold.new);
+                firsts.push(cold.first);
+                warms.push(warm.new + warm.first);
             }
             Err(e) => {
-                println!("| {op} | FAILED: {e} | | | | |");
+                println!("| {op} | FAILED: {e} | | | | | | |");
                 failed = true;
             }
         }

@@ -1,40 +1,66 @@
 //! The embedded kernels: one module per kernel entry, with PTX for each architecture build that
-//! differs and, when the build asked for it, SASS (build.rs writes the table this file includes).
+//! differs and cubins (SASS) for the architectures the build embedded (build.rs writes the table
+//! this file includes; `prebuilt/` holds them compressed).
 //!
 //! A device of compute capability `cc` loads, for each kernel, the newest PTX whose architecture
 //! is at most `cc` ([`ModuleSource::ptx_for`]) — so one binary runs the sm_90 specializations on
 //! an H100 and the portable sm_70 code on Volta to Ada — and the cubin assembled from that very
-//! PTX when one runs on the device ([`ModuleSource::sass_for`]: its SHA-256 is checked, so a
-//! cubin of other PTX is never loaded). Nothing is loaded here: see `host/loader.rs`.
+//! PTX when one runs on the device ([`ModuleSource::sass_for`]). Modules are stored as zstd
+//! frames (prebuilt builds; a source build stores them as they are) and decoded by a pure-Rust
+//! decoder when first loaded ([`EmbeddedModule::decode`]): the binary carries a few MB instead of
+//! tens, and a module's decode takes well under a millisecond. A stored module that does not
+//! decode to its recorded length and checksum is an [`Error::KernelLoad`] naming the kernel.
+//! Nothing is loaded here: see `host/loader.rs`.
 
-use sha2::{Digest, Sha256};
+use std::sync::{Mutex, OnceLock};
+
+use ruzstd::decoding::{Dictionary, FrameDecoder};
 
 use crate::error::{Error, Result};
 
 pub use crate::family::launched_kernel_names;
 
-/// One kernel's embedded module: its PTX per architecture (oldest first, each a different
+/// One kernel's embedded modules: its PTX per architecture (oldest first, each a different
 /// program from the one before) and its cubins.
 pub struct ModuleSource {
     name: &'static str,
     bank: bool,
-    ptx: &'static [PtxText],
-    sass: &'static [SassImage],
+    ptx: &'static [PtxModule],
+    sass: &'static [SassModule],
 }
 
-/// Where one architecture's module text lies in the PTX blob.
-struct PtxText {
-    arch: u32,
+/// Where a module's bytes lie in the blob, how long it is decoded, and whether it is a zstd
+/// frame (else stored as is).
+#[derive(Clone, Copy)]
+struct Stored {
     at: usize,
     len: usize,
+    raw_len: usize,
+    zstd: bool,
 }
 
-/// One cubin: its architecture, the SHA-256 of the PTX it was assembled from, its bytes.
-struct SassImage {
+/// One architecture's PTX.
+struct PtxModule {
     arch: u32,
-    ptx_sha256: [u8; 32],
-    at: usize,
-    len: usize,
+    stored: Stored,
+}
+
+/// One cubin: its architecture and the index (in the kernel's `ptx`) of the PTX it was
+/// assembled from.
+struct SassModule {
+    arch: u32,
+    ptx: usize,
+    stored: Stored,
+}
+
+/// How the build got its kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Origin {
+    /// From `prebuilt/`, as committed (the sources matched its manifest).
+    Prebuilt,
+    /// Compiled from `kernels-gpu/` by this build.
+    Source,
 }
 
 include!(concat!(env!("OUT_DIR"), "/kernel_table.rs"));
@@ -145,15 +171,140 @@ pub fn count() -> usize {
     MODULES.len()
 }
 
+/// How this build got its kernels.
+pub fn origin() -> Origin {
+    ORIGIN
+}
+
 /// The architectures of the embedded PTX builds, oldest first (`GPUPRIMS_CUDA_ARCH` at build time,
 /// default sm_70 and sm_90), as `XY` of `sm_XY`.
 pub fn ptx_archs() -> &'static [u32] {
     PTX_ARCHS
 }
 
-/// The architectures the build assembled SASS for (`GPUPRIMS_SASS_ARCH`; empty by default).
+/// The architectures the build embedded cubins for (prebuilt: the `sass-smXY` features, default
+/// sm_80 and sm_90; from source: `GPUPRIMS_SASS_ARCH`).
 pub fn sass_archs() -> &'static [u32] {
     SASS_ARCHS
+}
+
+/// The bytes the binary carries for every embedded module and dictionary.
+pub fn embedded_bytes() -> usize {
+    BLOB.len()
+}
+
+/// Which kind of code a module holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleKind {
+    /// PTX text, JIT-compiled by the driver.
+    Ptx,
+    /// A cubin: SASS for one architecture, loaded as it is.
+    Sass,
+}
+
+/// One embedded module of one kernel, as stored (decoded by [`EmbeddedModule::decode`]).
+#[derive(Clone, Copy)]
+pub struct EmbeddedModule {
+    kernel: &'static str,
+    kind: ModuleKind,
+    arch: u32,
+    stored: Stored,
+}
+
+impl EmbeddedModule {
+    /// The kernel's symbol.
+    pub fn kernel(&self) -> &'static str {
+        self.kernel
+    }
+
+    pub fn kind(&self) -> ModuleKind {
+        self.kind
+    }
+
+    /// The architecture (`XY` of `sm_XY`) it was built for.
+    pub fn arch(&self) -> u32 {
+        self.arch
+    }
+
+    /// Bytes in the binary.
+    pub fn stored_len(&self) -> usize {
+        self.stored.len
+    }
+
+    /// Bytes once decoded.
+    pub fn decoded_len(&self) -> usize {
+        self.stored.raw_len
+    }
+
+    /// The module's bytes: the zstd frame decoded (with its kind's dictionary), checked against
+    /// the recorded length and the frame's checksum. [`Error::KernelLoad`] naming the kernel if
+    /// the stored bytes are damaged.
+    pub fn decode(&self) -> Result<Vec<u8>> {
+        let failed = |reason: String| Error::KernelLoad {
+            kernel: self.kernel,
+            reason: format!(
+                "its embedded {:?} module for sm_{} is damaged: {reason}",
+                self.kind, self.arch
+            ),
+        };
+        let s = self.stored;
+        let bytes = &BLOB[s.at..s.at + s.len];
+        if !s.zstd {
+            return match bytes.len() == s.raw_len {
+                true => Ok(bytes.to_vec()),
+                false => Err(failed(format!("{} bytes stored, {} recorded", bytes.len(), s.raw_len))),
+            };
+        }
+        let mut out = Vec::with_capacity(s.raw_len);
+        let mut decoder = decoder(self.kind)
+            .map_err(failed)?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        decoder
+            .decode_all_to_vec(bytes, &mut out)
+            .map_err(|e| failed(format!("zstd: {e}")))?;
+        if out.len() != s.raw_len {
+            return Err(failed(format!("decoded {} bytes, {} recorded", out.len(), s.raw_len)));
+        }
+        if let (Some(read), Some(computed)) = (decoder.get_checksum_from_data(), decoder.get_calculated_checksum())
+            && read != computed
+        {
+            return Err(failed(format!(
+                "checksum {computed:#010x}, the frame says {read:#010x}"
+            )));
+        }
+        Ok(out)
+    }
+
+    /// [`EmbeddedModule::decode`] as text (PTX).
+    pub fn text(&self) -> Result<String> {
+        String::from_utf8(self.decode()?).map_err(|e| Error::KernelLoad {
+            kernel: self.kernel,
+            reason: format!("its sm_{} PTX is not UTF-8: {e}", self.arch),
+        })
+    }
+}
+
+/// The zstd decoder for modules of `kind`, with that kind's dictionary added (parsed once).
+/// Decodes take it in turn; each takes well under a millisecond.
+fn decoder(kind: ModuleKind) -> std::result::Result<&'static Mutex<FrameDecoder>, String> {
+    static DECODERS: [OnceLock<std::result::Result<Mutex<FrameDecoder>, String>>; 2] =
+        [OnceLock::new(), OnceLock::new()];
+    let slot = kind as usize;
+    DECODERS[slot]
+        .get_or_init(|| {
+            let mut decoder = FrameDecoder::new();
+            if let Some(d) = DICTS[slot] {
+                let dict = Dictionary::decode_dict(&BLOB[d.at..d.at + d.len])
+                    .map_err(|e| format!("the {kind:?} dictionary: {e}"))?;
+                decoder
+                    .add_dict(dict)
+                    .map_err(|e| format!("the {kind:?} dictionary: {e}"))?;
+            }
+            Ok(Mutex::new(decoder))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
 }
 
 impl ModuleSource {
@@ -172,44 +323,45 @@ impl ModuleSource {
         self.ptx.iter().map(|p| p.arch)
     }
 
+    fn module(&self, kind: ModuleKind, arch: u32, stored: Stored) -> EmbeddedModule {
+        EmbeddedModule {
+            kernel: self.name,
+            kind,
+            arch,
+            stored,
+        }
+    }
+
+    /// Every PTX module, oldest architecture first.
+    pub fn ptx_modules(&self) -> impl Iterator<Item = EmbeddedModule> + '_ {
+        self.ptx.iter().map(|p| self.module(ModuleKind::Ptx, p.arch, p.stored))
+    }
+
     /// The PTX built for exactly `arch`, if this kernel has one of its own.
-    pub fn ptx_of(&self, arch: u32) -> Option<&'static str> {
-        self.ptx.iter().find(|p| p.arch == arch).map(PtxText::text)
+    pub fn ptx_of(&self, arch: u32) -> Option<EmbeddedModule> {
+        self.ptx_modules().find(|p| p.arch == arch)
     }
 
-    /// The newest PTX a device of architecture `arch` (`XY`) runs, with its architecture: PTX of
-    /// `sm_XY` runs on `XY` and every later architecture.
-    pub fn ptx_for(&self, arch: u32) -> Option<(u32, &'static str)> {
-        self.ptx
-            .iter()
-            .rev()
-            .find(|p| p.arch <= arch)
-            .map(|p| (p.arch, p.text()))
+    /// The newest PTX a device of architecture `arch` (`XY`) runs: PTX of `sm_XY` runs on `XY`
+    /// and every later architecture.
+    pub fn ptx_for(&self, arch: u32) -> Option<EmbeddedModule> {
+        self.ptx_modules().filter(|p| p.arch <= arch).last()
     }
 
-    /// The cubin assembled from exactly `ptx` (SHA-256 compared) that runs on a device of compute
-    /// capability `cc`, with its architecture, if the build made one.
-    pub fn sass_for(&self, ptx: &str, cc: (i32, i32)) -> Option<(u32, &'static [u8])> {
-        let mut candidates = self.sass.iter().filter(|s| runs_sass(s.arch, cc)).peekable();
-        candidates.peek()?;
-        let digest: [u8; 32] = Sha256::digest(ptx.as_bytes()).into();
-        candidates
-            .filter(|s| s.ptx_sha256 == digest)
-            .max_by_key(|s| s.arch)
-            .map(|s| (s.arch, &SASS_BYTES[s.at..s.at + s.len]))
-    }
-
-    /// Every cubin: (architecture, SHA-256 of its PTX, bytes).
-    pub fn sass_images(&self) -> impl Iterator<Item = (u32, [u8; 32], &'static [u8])> + '_ {
+    /// Every cubin, with the architecture of the PTX it was assembled from.
+    pub fn sass_modules(&self) -> impl Iterator<Item = (EmbeddedModule, u32)> + '_ {
         self.sass
             .iter()
-            .map(|s| (s.arch, s.ptx_sha256, &SASS_BYTES[s.at..s.at + s.len]))
+            .map(|c| (self.module(ModuleKind::Sass, c.arch, c.stored), self.ptx[c.ptx].arch))
     }
-}
 
-impl PtxText {
-    fn text(&self) -> &'static str {
-        &PTX_TEXT[self.at..self.at + self.len]
+    /// The cubin assembled from this kernel's PTX of architecture `ptx_arch` that runs on a
+    /// device of compute capability `cc` (the newest such), if the build embedded one.
+    pub fn sass_for(&self, ptx_arch: u32, cc: (i32, i32)) -> Option<EmbeddedModule> {
+        self.sass_modules()
+            .filter(|(c, from)| *from == ptx_arch && runs_sass(c.arch, cc))
+            .map(|(c, _)| c)
+            .max_by_key(|c| c.arch)
     }
 }
 

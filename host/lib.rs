@@ -35,7 +35,7 @@
 //! contiguous buffer before upload) or [`DeviceArray`]s already on the device.
 
 #[doc(hidden)]
-#[path = "../kernels-gpu/src/abi/mod.rs"]
+#[path = "../abi/mod.rs"]
 pub mod abi;
 
 mod array;

@@ -1,14 +1,14 @@
 //! Kernels loaded per context on first use: one CUDA module per kernel ([`crate::kernels`]).
 //!
 //! A [`Gpu`] holds one slot per embedded kernel, shared by every stream forked from it. The
-//! first use of a kernel loads its module — the cubin assembled from the PTX this device runs,
-//! if the build embedded one, else that PTX, which the driver JIT-compiles (and caches on disk,
-//! per module) — resolves the function, lets it use the device's opt-in shared memory, and
+//! first use of a kernel decodes and loads its module — the cubin assembled from the PTX this
+//! device runs, if the build embedded one, else that PTX, which the driver JIT-compiles (and
+//! caches on disk, per module) — resolves the function, lets it use the device's opt-in shared memory, and
 //! takes the module's constant bank if it has one. Later uses are one atomic load. Two threads
 //! that first use a kernel at once load it once (the second waits for the first).
 //!
-//! Failures are per kernel: a cubin the driver refuses falls back to the PTX; a PTX it refuses
-//! is [`Error::KernelLoad`] naming the kernel, the slot stays empty (the next use tries again)
+//! Failures are per kernel: a cubin that is damaged or that the driver refuses falls back to the
+//! PTX; a damaged PTX, or one the driver refuses, is [`Error::KernelLoad`] naming the kernel, the slot stays empty (the next use tries again)
 //! and every other kernel keeps working.
 //!
 //! Loads run with the thread's stream-capture mode relaxed, so an op first used inside a graph
@@ -26,7 +26,7 @@ use once_cell::sync::OnceCell;
 use crate::bank::ConstantBank;
 use crate::error::{Error, Result};
 use crate::gpu::Gpu;
-use crate::kernels::{self, KernelId};
+use crate::kernels::{self, EmbeddedModule, KernelId};
 
 /// A kernel loaded on one context: its function and, if its module declares one, its
 /// constant-memory bank.
@@ -89,13 +89,15 @@ pub enum LoadedFrom {
     Ptx { arch: u32 },
 }
 
-/// One kernel load: what was loaded and how long the load took (the module load, JIT included,
-/// and the function's resolution).
+/// One kernel load: what was loaded and how long the load took (the module's decode and load,
+/// JIT included, and the function's resolution).
 #[derive(Clone, Copy, Debug)]
 pub struct KernelLoad {
     pub kernel: &'static str,
     pub from: LoadedFrom,
     pub elapsed: Duration,
+    /// Of `elapsed`, the time spent decompressing the embedded module(s).
+    pub decode: Duration,
 }
 
 /// A kernel's slot: the kernel once loaded, and how its load went.
@@ -176,7 +178,7 @@ impl Loader {
         let source = id.source();
         let name = source.name();
         let failed = |reason: String| Error::KernelLoad { kernel: name, reason };
-        let (ptx_arch, ptx) = source.ptx_for(self.arch).ok_or_else(|| {
+        let ptx = source.ptx_for(self.arch).ok_or_else(|| {
             failed(format!(
                 "no PTX at or below sm_{} (the kernel has {:?})",
                 self.arch,
@@ -184,17 +186,28 @@ impl Loader {
             ))
         })?;
         let started = Instant::now();
+        let mut decode = Duration::ZERO;
+        let mut timed_decode = |m: &EmbeddedModule| {
+            let t = Instant::now();
+            let bytes = m.decode();
+            decode += t.elapsed();
+            bytes
+        };
         let (module, from) = relaxed_capture(|| -> Result<(Arc<CudaModule>, LoadedFrom)> {
-            // A cubin the driver refuses (assembled by a newer ptxas than it knows) falls back.
-            if let Some((arch, cubin)) = source.sass_for(ptx, self.cc)
-                && let Ok(m) = ctx.load_module(Ptx::from_binary(cubin.to_vec()))
+            // A cubin damaged in the binary, or one the driver refuses (assembled by a newer
+            // ptxas than it knows), falls back to the PTX it was assembled from.
+            if let Some(cubin) = source.sass_for(ptx.arch(), self.cc)
+                && let Ok(bytes) = timed_decode(&cubin)
+                && let Ok(m) = ctx.load_module(Ptx::from_binary(bytes))
             {
-                return Ok((m, LoadedFrom::Sass { arch }));
+                return Ok((m, LoadedFrom::Sass { arch: cubin.arch() }));
             }
+            let text = String::from_utf8(timed_decode(&ptx)?)
+                .map_err(|e| failed(format!("its sm_{} PTX is not UTF-8: {e}", ptx.arch())))?;
             let m = ctx
-                .load_module(Ptx::from_src(ptx))
-                .map_err(|e| failed(format!("the driver did not load its sm_{ptx_arch} PTX: {e}")))?;
-            Ok((m, LoadedFrom::Ptx { arch: ptx_arch }))
+                .load_module(Ptx::from_src(text))
+                .map_err(|e| failed(format!("the driver did not load its sm_{} PTX: {e}", ptx.arch())))?;
+            Ok((m, LoadedFrom::Ptx { arch: ptx.arch() }))
         })?;
         let function = module
             .load_function(name)
@@ -221,6 +234,7 @@ impl Loader {
             kernel: name,
             from,
             elapsed: started.elapsed(),
+            decode,
         };
         self.loaded.fetch_add(1, Ordering::Relaxed);
         Ok((
@@ -283,6 +297,15 @@ impl Gpu {
         })?;
         self.kernel(id)?;
         Ok(self.loader().slots[id.index()].get().expect("just loaded").1)
+    }
+
+    /// Every kernel this context has loaded so far: how and in how long (by kernel name).
+    pub fn kernel_loads(&self) -> Vec<KernelLoad> {
+        self.loader()
+            .slots
+            .iter()
+            .filter_map(|s| s.get().map(|(_, load)| *load))
+            .collect()
     }
 
     /// How many kernel modules this context has loaded.

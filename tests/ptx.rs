@@ -5,12 +5,14 @@
 
 use gpuprims::abi::conv1d::Conv1dStep;
 use gpuprims::abi::pool::PoolKernel;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
 use gpuprims::kernels::{self, ModuleSource, arch_runs_on, launched_kernel_names, ptx_entries, ptx_runs_on};
 use gpuprims::ops::conv1d::Conv1dType;
 use gpuprims::ops::pool::PoolInstance;
 use gpuprims::ops::reduce::ReduceInstance;
 use libtest_mimic::{Failed, Trial};
-use sha2::{Digest, Sha256};
 
 #[allow(dead_code)]
 #[path = "../build/split.rs"]
@@ -23,10 +25,37 @@ fn source(name: &str) -> Result<&'static ModuleSource, Failed> {
         .ok_or_else(|| format!("{name} is not embedded").into())
 }
 
+/// Kernel → its PTX modules' (arch, text), oldest first.
+type Texts = HashMap<&'static str, Vec<(u32, String)>>;
+
+/// Every embedded PTX module's text, decoded once for all the checks.
+fn texts() -> Result<&'static Texts, Failed> {
+    static TEXTS: OnceLock<Result<Texts, String>> = OnceLock::new();
+    TEXTS
+        .get_or_init(|| {
+            kernels::all()
+                .map(|m| {
+                    let texts = m
+                        .ptx_modules()
+                        .map(|p| Ok((p.arch(), p.text()?)))
+                        .collect::<gpuprims::Result<_>>();
+                    Ok((m.name(), texts.map_err(|e| e.to_string())?))
+                })
+                .collect()
+        })
+        .as_ref()
+        .map_err(|e| e.clone().into())
+}
+
+/// The PTX text of kernel `name` for exactly `arch`, if it has one.
+fn text_of(name: &str, arch: u32) -> Result<Option<&'static str>, Failed> {
+    Ok(texts()?[name].iter().find(|(a, _)| *a == arch).map(|(_, t)| t.as_str()))
+}
+
 /// Every architecture's module text of kernel `name`.
 fn modules(name: &str) -> Result<Vec<&'static str>, Failed> {
-    let m = source(name)?;
-    Ok(m.ptx_archs().filter_map(|a| m.ptx_of(a)).collect())
+    source(name)?;
+    Ok(texts()?[name].iter().map(|(_, t)| t.as_str()).collect())
 }
 
 fn expect_in(names: &[&str], needle: &str) -> Result<(), Failed> {
@@ -92,7 +121,7 @@ pub fn trials() -> Vec<Trial> {
             ];
             for m in kernels::all() {
                 for arch in m.ptx_archs().filter(|&a| a < 90) {
-                    let text = m.ptx_of(arch).unwrap_or("");
+                    let text = text_of(m.name(), arch)?.unwrap_or("");
                     if text.contains("max.u16x2") || text.contains("min.u16x2") {
                         return Err(format!("{}: sm_{arch} PTX uses sm_90's packed 16-bit max/min", m.name()).into());
                     }
@@ -102,9 +131,8 @@ pub fn trials() -> Vec<Trial> {
                 return Ok(());
             }
             for n in packed {
-                let text = source(n)?
-                    .ptx_of(90)
-                    .ok_or(format!("{n} has no sm_90 module of its own"))?;
+                source(n)?;
+                let text = text_of(n, 90)?.ok_or(format!("{n} has no sm_90 module of its own"))?;
                 if !text.contains("max.u16x2") && !text.contains("min.u16x2") {
                     return Err(format!("{n} has no packed 16-bit max/min in its sm_90 module").into());
                 }
@@ -119,7 +147,11 @@ pub fn trials() -> Vec<Trial> {
                     return Err(format!("{} has no module of the oldest build sm_{oldest}", m.name()).into());
                 }
                 for &arch in archs {
-                    let (picked, text) = m.ptx_for(arch).ok_or(format!("{}: nothing for sm_{arch}", m.name()))?;
+                    let picked = m
+                        .ptx_for(arch)
+                        .ok_or(format!("{}: nothing for sm_{arch}", m.name()))?
+                        .arch();
+                    let text = text_of(m.name(), picked)?.unwrap_or("");
                     let newest = m.ptx_archs().filter(|&a| a <= arch).max();
                     if Some(picked) != newest || !text.contains(&format!(".target sm_{picked}")) {
                         return Err(format!("{}: sm_{arch} picks sm_{picked}", m.name()).into());
@@ -134,7 +166,7 @@ pub fn trials() -> Vec<Trial> {
         Trial::test("ptx::modules_are_self_contained", || {
             for m in kernels::all() {
                 for arch in m.ptx_archs() {
-                    let text = m.ptx_of(arch).unwrap_or("");
+                    let text = text_of(m.name(), arch)?.unwrap_or("");
                     let entries = ptx_entries(text);
                     if entries != [m.name()] {
                         return Err(format!("{} (sm_{arch}): entries {entries:?}", m.name()).into());
@@ -212,23 +244,34 @@ pub fn trials() -> Vec<Trial> {
                     ("compute_90", (9, 0), false),
                 ],
             )?;
-            // Each cubin is an ELF image of an architecture the build asked for, assembled from
-            // the PTX a device of that architecture picks (SHA-256 equal), one per architecture.
+            // Each cubin decodes to an ELF image of an architecture the build embedded, assembled
+            // from the PTX a device of that architecture picks, one per architecture; `sass_for`
+            // gives it for that PTX only.
             for m in kernels::all() {
                 for &arch in kernels::sass_archs() {
-                    let images: Vec<_> = m.sass_images().filter(|&(a, _, _)| a == arch).collect();
-                    let (_, ptx) = m.ptx_for(arch).ok_or(format!("{}: no PTX for sm_{arch}", m.name()))?;
-                    let digest: [u8; 32] = Sha256::digest(ptx.as_bytes()).into();
-                    match images[..] {
-                        [(_, d, bytes)] if d == digest && bytes.starts_with(b"\x7fELF") => {}
-                        _ => return Err(format!("{}: sm_{arch} cubins {}", m.name(), images.len()).into()),
+                    let cubins: Vec<_> = m.sass_modules().filter(|(c, _)| c.arch() == arch).collect();
+                    let ptx = m.ptx_for(arch).ok_or(format!("{}: no PTX for sm_{arch}", m.name()))?;
+                    let [(cubin, from)] = cubins[..] else {
+                        return Err(format!("{}: {} sm_{arch} cubins", m.name(), cubins.len()).into());
+                    };
+                    if from != ptx.arch() || !cubin.decode()?.starts_with(b"\x7fELF") {
+                        return Err(format!(
+                            "{}: the sm_{arch} cubin (of sm_{from} PTX) is no ELF of its PTX",
+                            m.name()
+                        )
+                        .into());
                     }
                     let cc = (arch as i32 / 10, arch as i32 % 10);
-                    if m.sass_for(ptx, cc).is_none() || m.sass_for(&format!("{ptx} "), cc).is_some() {
+                    let other = m.ptx_archs().find(|&a| a != from);
+                    if m.sass_for(from, cc).map(|c| c.arch()) != Some(arch)
+                        || other.is_some_and(|o| m.sass_for(o, cc).is_some_and(|c| c.arch() == arch))
+                    {
                         return Err(format!("{}: sass_for must take exactly its own PTX", m.name()).into());
                     }
                 }
-                if m.sass_images().any(|(a, _, _)| !kernels::sass_archs().contains(&a)) {
+                if m.sass_modules()
+                    .any(|(c, _)| !kernels::sass_archs().contains(&c.arch()))
+                {
                     return Err(
                         format!("{} has a cubin of an architecture the build did not ask for", m.name()).into(),
                     );

@@ -20,6 +20,7 @@
 #![allow(clippy::missing_safety_doc)]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 
+#[path = "../../abi/mod.rs"]
 pub mod abi;
 #[cfg(target_arch = "nvptx64")]
 pub mod chain;
