@@ -156,13 +156,20 @@ impl Toolchain {
     }
 }
 
-/// Runs `cmd` with a clean environment and returns its standard output, or why it failed.
+/// Runs `cmd` with a clean environment and returns its standard output, or why it failed (the
+/// command line and the first line of its error output).
 fn run_quiet(cmd: &mut Command) -> Result<String, String> {
     clean_env(cmd);
-    let out = cmd.output().map_err(|e| format!("running {cmd:?}: {e}"))?;
+    let line: Vec<String> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let line = line.join(" ");
+    let out = cmd.output().map_err(|e| format!("`{line}`: {e}"))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("{cmd:?} failed: {}", err.trim()));
+        let first = err.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+        return Err(format!("`{line}` failed: {first}"));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
@@ -318,7 +325,7 @@ pub fn clean_env(cmd: &mut Command) {
             cmd.env_remove(key);
         }
     }
-    cmd.env("RUSTUP_AUTO_INSTALL", "0");
+    cmd.env("RUSTUP_AUTO_INSTALL", "0").env_remove("RUST_BACKTRACE");
 }
 
 /// The most recently written `gpuprims_kernels-*.s` in `deps`.

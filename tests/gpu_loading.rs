@@ -2,6 +2,7 @@
 //! kernels when it is made (so a graph capture loads none), the portable build runs on any
 //! device and agrees with the device's own build, and bad names and architectures are errors.
 
+use gpuprims::kernels::{self, ModuleKind};
 use gpuprims::{
     Border, DeviceArray, Error, Filter2dPlan, Filter2dShape, Filter2dVariant, Gpu, LoadedFrom, MorphVariant,
 };
@@ -10,8 +11,16 @@ use ndarray::Array2;
 use rand::Rng;
 
 use crate::common::{gpu_trial, rng};
+use crate::ptx::corrupted;
 
 pub fn trials() -> Vec<Trial> {
+    // Runs in a build that damaged modules on purpose (GPUPRIMS_CORRUPT_KERNEL); ignored in any
+    // other, as without a GPU.
+    let damaged = gpu_trial(
+        "gpu_loading::a_damaged_cubin_falls_back_and_a_damaged_ptx_is_named".into(),
+        damaged_modules,
+    );
+    let skip = damaged.has_ignored_flag() || corrupted().is_empty();
     vec![
         gpu_trial(
             "gpu_loading::a_new_gpu_loads_nothing_and_an_op_its_kernels".into(),
@@ -29,6 +38,7 @@ pub fn trials() -> Vec<Trial> {
             "gpu_loading::bad_kernel_names_and_architectures".into(),
             bad_names_and_archs,
         ),
+        damaged.with_ignored_flag(skip),
     ]
 }
 
@@ -156,6 +166,49 @@ fn bad_names_and_archs(gpu: &Gpu) -> Result<(), Failed> {
     match Gpu::with_device_arch(0, 60) {
         Err(Error::NoDevice { reason }) if reason.contains("sm_70") && reason.contains("sm_60") => {}
         other => return Err(format!("a cap below every build: {:?}", other.map(|_| ())).into()),
+    }
+    Ok(())
+}
+
+/// In a build with damaged modules: a kernel whose cubin is damaged loads from its PTX; one whose
+/// PTX is damaged, on a context that must JIT it (the portable one, where no cubin was assembled
+/// from that PTX), is `Error::KernelLoad` naming it, every time it is asked for; every other
+/// kernel keeps working.
+fn damaged_modules(gpu: &Gpu) -> Result<(), Failed> {
+    let damaged = corrupted();
+    let cc = gpu.props().compute_capability;
+    for &(kind, name) in &damaged {
+        let source = kernels::id(name).ok_or(format!("{name} is not embedded"))?.source();
+        let fresh = Gpu::with_device(0)?;
+        let portable = Gpu::with_device_arch(0, 70)?;
+        match kind {
+            ModuleKind::Sass => {
+                let ptx = source.ptx_for(fresh.kernel_arch()).ok_or("no PTX")?;
+                if source.sass_for(ptx.arch(), cc).is_none() {
+                    return Err(format!("{name}: no cubin for this device, nothing to fall back from").into());
+                }
+                match fresh.load_kernel(name)?.from {
+                    LoadedFrom::Ptx { arch } if arch == ptx.arch() => {}
+                    other => return Err(format!("{name}: a damaged cubin loaded from {other:?}").into()),
+                }
+            }
+            ModuleKind::Ptx => {
+                let ptx = source.ptx_for(70).ok_or("no sm_70 PTX")?;
+                if source.sass_for(ptx.arch(), cc).is_some() {
+                    return Err(format!("{name}: the portable context loads a cubin, not the damaged PTX").into());
+                }
+                for attempt in 0..2 {
+                    match portable.load_kernel(name) {
+                        Err(Error::KernelLoad { kernel, reason }) if kernel == name && reason.contains("damaged") => {}
+                        other => return Err(format!("{name}, attempt {attempt}: {:?}", other.map(|l| l.from)).into()),
+                    }
+                }
+            }
+        }
+        let x = image(64, 100, 3);
+        if portable.dilate(&x, (3, 3), Border::Reflect)? != cpu_dilate(&x, (3, 3), Border::Reflect) {
+            return Err("after a damaged kernel, dilation differs from the CPU".into());
+        }
     }
     Ok(())
 }

@@ -8,7 +8,10 @@ use gpuprims::abi::pool::PoolKernel;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use gpuprims::kernels::{self, ModuleSource, arch_runs_on, launched_kernel_names, ptx_entries, ptx_runs_on};
+use gpuprims::Error;
+use gpuprims::kernels::{
+    self, ModuleKind, ModuleSource, arch_runs_on, launched_kernel_names, ptx_entries, ptx_runs_on,
+};
 use gpuprims::ops::conv1d::Conv1dType;
 use gpuprims::ops::pool::PoolInstance;
 use gpuprims::ops::reduce::ReduceInstance;
@@ -58,6 +61,20 @@ fn modules(name: &str) -> Result<Vec<&'static str>, Failed> {
     Ok(texts()?[name].iter().map(|(_, t)| t.as_str()).collect())
 }
 
+/// The modules this build damaged on purpose (`GPUPRIMS_CORRUPT_KERNEL=ptx:NAME,sass:NAME` at
+/// build time, which build.rs reads too): each kind and kernel.
+pub fn corrupted() -> Vec<(ModuleKind, &'static str)> {
+    option_env!("GPUPRIMS_CORRUPT_KERNEL")
+        .unwrap_or("")
+        .split(',')
+        .filter_map(|item| match item.trim().split_once(':') {
+            Some(("ptx", name)) => Some((ModuleKind::Ptx, name)),
+            Some(("sass", name)) => Some((ModuleKind::Sass, name)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn expect_in(names: &[&str], needle: &str) -> Result<(), Failed> {
     for n in names {
         for text in modules(n)? {
@@ -95,6 +112,40 @@ fn toy_ptx(extra: &str, body: &str) -> String {
 
 pub fn trials() -> Vec<Trial> {
     vec![
+        Trial::test("ptx::every_module_decodes_and_a_damaged_one_is_named", || {
+            // Every stored module decodes to its recorded length: PTX to the module of its one
+            // entry, a cubin to an ELF image. One that a build damaged on purpose fails with
+            // Error::KernelLoad naming its kernel.
+            let damaged = corrupted();
+            let mut decoded = 0;
+            for m in kernels::all() {
+                for module in m.ptx_modules().chain(m.sass_modules().map(|(c, _)| c)) {
+                    let what = format!("{} {:?} sm_{}", m.name(), module.kind(), module.arch());
+                    match (module.decode(), damaged.contains(&(module.kind(), m.name()))) {
+                        (Err(Error::KernelLoad { kernel, reason }), true)
+                            if kernel == m.name() && reason.contains("damaged") => {}
+                        (Ok(bytes), false) => {
+                            let ok = bytes.len() == module.decoded_len()
+                                && match module.kind() {
+                                    ModuleKind::Ptx => ptx_entries(std::str::from_utf8(&bytes)?) == [m.name()],
+                                    ModuleKind::Sass => bytes.starts_with(b"\x7fELF"),
+                                };
+                            if !ok {
+                                return Err(format!("{what}: decodes to something else").into());
+                            }
+                            decoded += 1;
+                        }
+                        (other, damaged) => {
+                            return Err(format!("{what} (damaged: {damaged}): {:?}", other.map(|b| b.len())).into());
+                        }
+                    }
+                }
+            }
+            if decoded == 0 {
+                return Err("no module decoded".into());
+            }
+            Ok(())
+        }),
         Trial::test("ptx::ptx_runs_on_its_architecture_and_later", || {
             expect_arch_cases(
                 "ptx_runs_on",
