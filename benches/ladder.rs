@@ -11,7 +11,7 @@
 //!
 //!     cargo bench --bench ladder [headline] [SECTION ...]
 //!
-//!     cargo bench --bench ladder -- --from SAVED_OUTPUT   # redraw the headline charts only
+//!     cargo bench --bench ladder -- --from SAVED_OUTPUT   # redraw the headline charts and table only
 //!
 //! SECTION (any of `reduce`, `reduce-auto`, `conv1d`, `conv1d-taps`, `window`, `pool`, `filter2d`,
 //! `chain`) runs only those sections; none runs all. `headline` keeps each section's W1–W12
@@ -21,6 +21,7 @@
 //! always measured.
 
 mod chart;
+mod headline;
 #[path = "../examples/support/mod.rs"]
 mod support;
 
@@ -378,6 +379,7 @@ fn run(gpu: &Gpu) -> gpuprims::Result<()> {
         Ok(files) => println!("headline charts: {}", files.join(", ")),
         Err(e) => eprintln!("could not draw the headline charts: {e}"),
     }
+    write_headline_table(&dir, &measured, copy);
     println!("{md}");
     print!("{csv}");
     if failed {
@@ -494,6 +496,22 @@ fn redraw(saved: &str) {
     match chart::write_ladders(&charts, &headline_ladders(&measured, copy), &device) {
         Ok(files) => println!("headline charts: {}", files.join(", ")),
         Err(e) => eprintln!("could not draw the headline charts: {e}"),
+    }
+    let dir = std::env::var_os("GPUPRIMS_BENCH_DIR").map_or_else(|| root.join("target/gpuprims-bench"), Into::into);
+    write_headline_table(&dir, &measured, copy);
+}
+
+/// With the peers of the same run (`GPUPRIMS_PEERS_CSV`): the README's headline table, printed and
+/// written to `dir/headline.md`.
+fn write_headline_table(dir: &std::path::Path, measured: &[(String, Row)], copy: f64) {
+    let Some(peers) = std::env::var("GPUPRIMS_PEERS_CSV").ok().and_then(|p| std::fs::read_to_string(p).ok()) else {
+        return;
+    };
+    let table = headline::table(measured, copy, &peers);
+    let path = dir.join("headline.md");
+    match std::fs::create_dir_all(dir).and_then(|_| std::fs::write(&path, &table)) {
+        Ok(()) => println!("headline table ({}):\n{table}", path.display()),
+        Err(e) => eprintln!("could not write {}: {e}", path.display()),
     }
 }
 
