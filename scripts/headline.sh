@@ -10,7 +10,8 @@
 # peers harness (`.gpu/peers`). Writes OUT_DIR/peers.txt (all the peers printed), peers.csv,
 # bench.txt (the bench's whole output), headline.md (the table) and img/*.png (the charts).
 # From a saved run, `ladder --from OUT_DIR/bench.txt` with GPUPRIMS_PEERS_CSV=OUT_DIR/peers.csv
-# rebuilds the table and charts on any machine.
+# rebuilds the table and charts on any machine; `scripts/headline-readme.sh OUT_DIR COMMIT` then puts
+# the table into README.md, the charts into docs/img and the run into docs/measurements.
 set -u
 bench=${1:?BENCH}
 peers=$(cd "${2:?PEERS_DIR}" && pwd)
