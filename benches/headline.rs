@@ -192,7 +192,9 @@ pub fn table(measured: &[(String, Row)], copy: f64, peers_csv: &str) -> String {
                 && r.family == w.family
                 && (r.variant == w.variant
                     || (w.variant.starts_with("auto") && auto_matches(&r.variant, w.variant))
-                    || (w.variant.starts_with("fused") && r.variant.starts_with(w.variant) && r.variant.contains("Auto")))
+                    || (w.variant.starts_with("fused")
+                        && r.variant.starts_with(w.variant)
+                        && r.variant.contains("Auto")))
         });
         let Some((_, r)) = row else {
             out += &format!("| {} | not measured | | | | | | |\n", w.label);
@@ -208,7 +210,11 @@ pub fn table(measured: &[(String, Row)], copy: f64, peers_csv: &str) -> String {
                 .map_or("–".to_string(), |us| format!("{us:.1}"))
         };
         let (peer, peer_us, speedup) = match best {
-            Some(p) => (format!("`{}`", p.name), format!("{:.2}", p.us), format!("{:.2}", p.us / r.median_us)),
+            Some(p) => (
+                format!("`{}`", p.name),
+                format!("{:.2}", p.us),
+                format!("{:.2}", p.us / r.median_us),
+            ),
             None => ("–".into(), "–".into(), "–".into()),
         };
         out += &format!(
@@ -227,5 +233,5 @@ pub fn table(measured: &[(String, Row)], copy: f64, peers_csv: &str) -> String {
 /// same suffix (` + indices`).
 fn auto_matches(v: &str, want: &str) -> bool {
     let suffix = want.strip_prefix("auto").unwrap_or("");
-    v.starts_with("auto") && v.ends_with(suffix) && (suffix.is_empty() == !v.contains(" + "))
+    v.starts_with("auto") && v.ends_with(suffix) && (suffix.is_empty() != v.contains(" + "))
 }

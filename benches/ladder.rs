@@ -504,7 +504,10 @@ fn redraw(saved: &str) {
 /// With the peers of the same run (`GPUPRIMS_PEERS_CSV`): the README's headline table, printed and
 /// written to `dir/headline.md`.
 fn write_headline_table(dir: &std::path::Path, measured: &[(String, Row)], copy: f64) {
-    let Some(peers) = std::env::var("GPUPRIMS_PEERS_CSV").ok().and_then(|p| std::fs::read_to_string(p).ok()) else {
+    let Some(peers) = std::env::var("GPUPRIMS_PEERS_CSV")
+        .ok()
+        .and_then(|p| std::fs::read_to_string(p).ok())
+    else {
         return;
     };
     let table = headline::table(measured, copy, &peers);
