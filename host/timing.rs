@@ -112,7 +112,7 @@ impl Gpu {
                 late |= held && t.elapsed() * 4 > hold * 3;
                 // Each run ends before the next is enqueued: with the next run's hold and events
                 // already queued behind it, an empty kernel read 3.87 µs instead of 3.14 µs on
-                // the H100 (CUDA C, same events; docs/PERFORMANCE.md).
+                // the H100 (CUDA C, same events).
                 end.synchronize()?;
                 events.push((start, end));
             }

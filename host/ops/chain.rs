@@ -27,12 +27,12 @@
 //! chain, through shared memory, each thread down a strip of one word column per step; and
 //! `Stream`, the chains Gaussian → dilation or erosion 3 × 3 → Sobel, each warp down a strip of
 //! rows with the three steps in registers. Both are bound by instruction issue, the tuned
-//! single-op kernels by memory. On the H200 (W12, Gaussian → dilation → Sobel): 24.6 µs streamed
-//! and 31.1 by tiles against 49.9 µs for the three ops one by one on 64 × 512², 70.2 and 89.0
-//! against 131.3 µs on one 8192² image (the Sobel alone: 54.6); two point steps between the
-//! stencils add 6–23 µs by tiles, where each would be a pass over memory one by one
+//! single-op kernels by memory. On the H100 (W12, Gaussian → dilation → Sobel): 25.5 µs streamed
+//! and 32.6 by tiles against 54.8 µs for the three ops one by one on 64 × 512², 85.8 and 93.7
+//! against 167.6 µs on one 8192² image (the Sobel alone: 71.3); two point steps between the
+//! stencils add 6–20 µs by tiles, where each would be a pass over memory one by one
 //! (docs/PERFORMANCE.md, *Fused chains*). A chain buys one launch, no intermediate images,
-//! nearly free point steps and, for the W12 chain, 1.9–2.0 × the ops one by one.
+//! nearly free point steps and, for the W12 chain, 1.95–2.15 × the ops one by one.
 //!
 //! ```no_run
 //! use gpuprims::{Border, Chain, Gpu};

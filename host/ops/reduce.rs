@@ -248,7 +248,7 @@ impl<R: HostReducer> ReducePlan<R> {
                 // up to 4 KiB of input is one block with no ticket. An input of fewer tiles than
                 // SMs is spread instead, one vector per thread (the kernel sees a grid larger than
                 // its tiles): 2^16 i32 as 64 blocks rather than 16 took 3.74 µs instead of 3.87 in
-                // the CUDA C probe (docs/PERFORMANCE.md).
+                // a CUDA C probe on the H100.
                 let lanes = 16 / size_of::<R::In>() as u64;
                 let per_thread = if step == ReduceStep::WarpShuffleVec {
                     lanes * VEC_LOADS_IN_FLIGHT

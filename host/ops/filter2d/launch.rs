@@ -190,8 +190,7 @@ pub(super) fn warp_strip(gpu: &Gpu, s: Filter2dShape, columns: usize, longest: u
 /// below 25 rows, 28 up to 47, 32 beyond — whether or not that is a whole number of van Herk
 /// blocks (a strip shorter than `k` ends inside its first block's prefix stream; one longer ends
 /// part way through a block, whose suffix sweep it still pays). Measured on the H100 (u8 8192²,
-/// the column pass alone, docs/PERFORMANCE.md): against the earlier first multiple of `k` from
-/// 30 rows these strips took `k` = 7 from 70.1 to 56.0 µs, 15 from 58.6 to 52.9, 25 from 63.7 to
+/// the column pass alone): against strips of the first multiple of `k` from 30 rows, these took `k` = 7 from 70.1 to 56.0 µs, 15 from 58.6 to 52.9, 25 from 63.7 to
 /// 56.8, 31 from 58.3 to 57.4 and 63 from 80.3 to 68.4. Shorter strips (16, 12) lost again:
 /// fewer outputs per halo row loaded.
 pub(super) fn van_herk_col_strip(k: usize) -> usize {
@@ -345,7 +344,7 @@ impl WordTile {
     /// 50.72 at 1/4, 51.34 / 51.38 at 1/6) and an eighth for the i16 outputs of Sobel, whose
     /// writes keep L2 busier (axis 0 71.47 / 71.87 against 72.03 / 72.03 at 1/16, 72.02 / 72.10
     /// at 1/32, 72.13 / 72.16 at 1/64). Without a prefetch (plain order, half the resident
-    /// warps: 50.8) the 3 × 3 dilation took 51.6 (docs/PERFORMANCE.md).
+    /// warps: 50.8) the 3 × 3 dilation took 51.6 (H100).
     pub(super) const fn prefetch_fraction(self) -> usize {
         match self {
             WordTile::max5 | WordTile::min5 => 3,
@@ -359,7 +358,7 @@ impl WordTile {
 /// bytes: its kernel, elements per lane and outputs per warp, or `None` when the window is too
 /// long for it. u8 rows take 8 bytes per lane where the window allows, in the entry compiled for
 /// the window's doubling steps (`DOUBLING_U8`); 16 bytes otherwise, and for the other types,
-/// whose 8-byte passes were not faster (docs/PERFORMANCE.md). On the H100 (u8 8192²): 8 bytes
+/// whose 8-byte passes were not faster. On the H100 (u8 8192²): 8 bytes
 /// (77 registers, 6 blocks per SM, against 16 bytes' 123 and 4) made the 15 × 15 and 31 × 31
 /// dilations 9% and 6–7% faster; the fixed steps then took the 31 × 31 row pass from 101.5 to
 /// 90.0 µs.

@@ -100,7 +100,7 @@ pub(super) enum StripRule {
 /// 550 k of 559 k), so a fifth of the run had idle SMs; with short strips the block scheduler
 /// hands the SMs that finish early more work, and the warps in flight write one narrow band of
 /// the output. 15 × 15: 331 µs in one wave, 273 µs at 18 rows; the lengths were measured from 15
-/// to 144 rows, and work stealing over long strips measured slower (docs/PERFORMANCE.md). Once
+/// to 144 rows, and work stealing over long strips measured slower. Once
 /// the edge warps stopped stalling on their border maps, 21 rows at 15 × 15 measured 0.3–0.5%
 /// faster than 18 in three device calls (and 24 to 36 slower), hence 1.4 rather than 1.2.
 pub(super) fn stream_rows_strip(height: u64, h: u32, w: u32) -> u32 {
