@@ -262,38 +262,18 @@ fn from_source(root: &Path, out_dir: &Path, stale: Option<&[String]>) -> Table {
     t.ptx_archs = ptx_archs.iter().map(|a| kernels::arch_number(a)).collect();
     t.sass_archs = sass_archs.iter().map(|a| kernels::arch_number(a)).collect();
     let mut cubins: Vec<Vec<(u32, usize, Vec<u8>)>> = (0..built.len()).map(|_| Vec::new()).collect();
-    if !sass_archs.is_empty() {
-        let ptxas = env::var("GPUPRIMS_PTXAS").unwrap_or_else(|_| "ptxas".to_string());
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        for sass_arch in &sass_archs {
-            let number = kernels::arch_number(sass_arch);
-            let chosen: Vec<(usize, u32, &str)> = built
+    let ptxas = env::var("GPUPRIMS_PTXAS").unwrap_or_else(|_| "ptxas".to_string());
+    for &arch in &t.sass_archs {
+        let report = out_dir.join(format!("ptxas-sm_{arch}.txt"));
+        let assembled =
+            sass::assemble_for(&ptxas, &built, arch, &out_dir.join("sass-cache"), &report).unwrap_or_else(|e| fail(&e));
+        for c in assembled {
+            let from = built[c.kernel]
+                .ptx
                 .iter()
-                .enumerate()
-                .filter_map(|(i, k)| kernels::newest_at_most(&k.ptx, number).map(|(a, t)| (i, a, t)))
-                .collect();
-            let jobs: Vec<sass::Job> = chosen
-                .iter()
-                .map(|&(i, _, ptx)| sass::Job {
-                    name: &built[i].name,
-                    ptx,
-                    arch: sass_arch,
-                })
-                .collect();
-            let assembled =
-                sass::assemble(&ptxas, &jobs, &out_dir.join("sass-cache"), threads).unwrap_or_else(|e| fail(&e));
-            let mut report = String::new();
-            for (&(i, from, _), cubin) in chosen.iter().zip(assembled) {
-                let from = built[i]
-                    .ptx
-                    .iter()
-                    .position(|&(a, _)| a == from)
-                    .expect("chosen from this kernel");
-                cubins[i].push((number, from, cubin.bytes));
-                report.push_str(&cubin.report);
-            }
-            let path = out_dir.join(format!("ptxas-{sass_arch}.txt"));
-            fs::write(&path, report).unwrap_or_else(|e| fail(&format!("writing {}: {e}", path.display())));
+                .position(|&(a, _)| a == c.from)
+                .expect("a PTX of this kernel");
+            cubins[c.kernel].push((arch, from, c.bytes));
         }
     }
     for (k, cubins) in built.iter().zip(cubins) {

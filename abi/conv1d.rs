@@ -47,8 +47,8 @@ pub const fn vector_window_tile(taps: u32) -> usize {
 /// Whether the vector-window step reads its window through a shared tile (8-byte samples) or
 /// straight from global memory through L1 (4-byte samples). A warp's 16-byte window loads lie
 /// `8 · size` bytes apart: 4-byte samples use half of each L1 wavefront and L1 keeps up (f32
-/// 2^27 × 31 taps on the H100: 85.7% of copy from L1 in a first version, 80.8% through the tile;
-/// 87.7% now, from L1 with launch bounds); 8-byte samples use a quarter, and the L1 wavefronts
+/// 2^27 × 31 taps on the H100: 85.7% of copy from L1, 80.8% through the tile, 87.7% from L1 with
+/// launch bounds); 8-byte samples use a quarter, and the L1 wavefronts
 /// become the limit (f64: 74.5% from L1, 91.3% through the tile).
 pub const fn vector_window_from_shared(elem_size: usize) -> bool {
     elem_size >= 8

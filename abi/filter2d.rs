@@ -176,7 +176,7 @@ pub const DOUBLING_ROWS: u32 = 16;
 /// Output rows per warp of the u8 doubling row passes of 8 bytes per lane. More, shorter warps
 /// ran faster on the H100 up to a point: the 1 × 31 row pass (8192²) took 63.8–64.1 µs at 10 rows
 /// against 66.3–67.0 at 16, 89.7–90.0 at 32 and 63.9–64.2 at 8; 73.3–74.7 at 4 in a build with
-/// the count a run-time knob (docs/PERFORMANCE.md). The 16-byte passes were not timed with
+/// the count a run-time knob. The 16-byte passes were not timed with
 /// other counts and keep [`DOUBLING_ROWS`].
 pub const DOUBLING_U8_ROWS: u32 = 10;
 
@@ -423,8 +423,8 @@ pub const fn word_tile_cols(words: u32) -> u32 {
 }
 
 /// The word-tile kernels (u8 images, four pixels packed in each word): `name => filter, K,
-/// output, words per lane, output rows per lane`. From the H100 measurements
-/// (docs/PERFORMANCE.md, 2026-11-24): 16 bytes per lane and 4 rows, with the registers ptxas
+/// output, words per lane, output rows per lane`. From the H100 measurements of
+/// 2026-11-24: 16 bytes per lane and 4 rows, with the registers ptxas
 /// chooses. 8 bytes per lane capped at 64 registers lost 1.5–3.5 µs for the u8 outputs (it won
 /// 2–3 µs for Sobel, but only with a lighter edge path that cost the others more), and 16 bytes
 /// capped at 80 registers lost 1–8 µs. Sobel (i16 outputs) takes 8 bytes per lane since the

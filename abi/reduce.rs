@@ -13,7 +13,7 @@ pub const REDUCE_BLOCK: u32 = 256;
 pub const REDUCE_WARPS: u32 = REDUCE_BLOCK / 32;
 /// 16-byte vector loads issued per thread before their first use in the modern step (8):
 /// 64 bytes in flight per thread (the kernel's unrolled loop is written for exactly 4). With it,
-/// step 8 read 2^28 i32 at 101% of the copy rate on an H100 (docs/PERFORMANCE.md); other depths
+/// step 8 reads 2^28 i32 at 105% of the copy rate on an H100 (docs/PERFORMANCE.md); other depths
 /// were not measured.
 pub const VEC_LOADS_IN_FLIGHT: u64 = 4;
 

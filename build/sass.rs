@@ -14,6 +14,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sha2::{Digest, Sha256};
 
+use crate::kernels::{Kernel, newest_at_most};
+
 /// One module to assemble.
 pub struct Job<'a> {
     pub name: &'a str,
@@ -27,6 +29,57 @@ pub struct Cubin {
     pub bytes: Vec<u8>,
     /// `ptxas -v` output.
     pub report: String,
+}
+
+/// One kernel's cubin for one architecture: the kernel's index, the architecture of the PTX it
+/// was assembled from, its bytes.
+pub struct KernelCubin {
+    pub kernel: usize,
+    pub from: u32,
+    pub bytes: Vec<u8>,
+}
+
+/// Assembles, for architecture `arch` (`XY` of `sm_XY`), each kernel's newest PTX at or below it
+/// (`ptxas` on every core, cached under `cache`), and writes ptxas's resource report of them all
+/// to `report`.
+pub fn assemble_for(
+    ptxas: &str,
+    kernels: &[Kernel],
+    arch: u32,
+    cache: &Path,
+    report: &Path,
+) -> Result<Vec<KernelCubin>, String> {
+    let sm = format!("sm_{arch}");
+    let chosen: Vec<(usize, u32, &str)> = kernels
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| newest_at_most(&k.ptx, arch).map(|(a, t)| (i, a, t)))
+        .collect();
+    let jobs: Vec<Job> = chosen
+        .iter()
+        .map(|&(i, _, ptx)| Job {
+            name: &kernels[i].name,
+            ptx,
+            arch: &sm,
+        })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let assembled = assemble(ptxas, &jobs, cache, threads)?;
+    let mut text = String::new();
+    let cubins = chosen
+        .iter()
+        .zip(assembled)
+        .map(|(&(kernel, from, _), cubin)| {
+            text.push_str(&cubin.report);
+            KernelCubin {
+                kernel,
+                from,
+                bytes: cubin.bytes,
+            }
+        })
+        .collect();
+    fs::write(report, text).map_err(|e| format!("writing {}: {e}", report.display()))?;
+    Ok(cubins)
 }
 
 /// `ptxas --version`'s last line (the release), which keys the cache.

@@ -586,8 +586,7 @@ fn sobel_any<T: El>(gpu: &Gpu, x: &ArrayD<T>, axis: usize, border: Border) -> Re
 }
 
 /// The word-tile kernels on a large image: many tiles down each column and 65 warps across, the
-/// last one's interior path ending at the right border (and tall enough for the 64-row strips of
-/// the streamed experiment in docs/PERFORMANCE.md). Every op once with a border of its own,
+/// last one's interior path ending at the right border (and tall enough for 64-row strips). Every op once with a border of its own,
 /// bit-exact against the oracle.
 fn word_tile_long_strips(gpu: &Gpu) -> Result<(), Failed> {
     let (h, w) = (1600, 8320);

@@ -688,5 +688,5 @@ crate::for_each_conv1d_type!(conv1d_entries);
 // The f32 vector rung is issue-bound (ncu: 0.80 warps issued per scheduler per cycle): at the 42
 // registers it takes by itself, 5 blocks (40 warps) fit an SM; 6 blocks cap it at 40 registers,
 // without spills, and give the schedulers 48 warps. H100, 2^27 x 31 taps, one device call:
-// 420.4 -> 406.3 us (docs/PERFORMANCE.md). f64 (56 registers, 4 blocks) keeps its own allocation.
+// 420.4 -> 406.3 us. f64 (56 registers, 4 blocks) keeps its own allocation.
 crate::launch_bounds!(crate::conv1d_kernel_name!(f32, "register_blocked_vector"), 256, 6);

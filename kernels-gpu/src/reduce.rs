@@ -191,7 +191,7 @@ where
 /// - exact integer sums ([`AtomicLimbs`]): thread 0 of each block adds its partial's limbs into
 ///   slot `args.parity` of `finish` with fire-and-forget `red.add.u64`, and block 0 zeroes the
 ///   other slot for the next launch. Nothing waits for another block: on the H100 this removed
-///   1.2–1.5 µs of ticket round trips from small inputs (docs/PERFORMANCE.md);
+///   1.2–1.5 µs of ticket round trips from small inputs;
 /// - the others: the block's partial goes to global memory; the last block to finish
 ///   (acquire-release atomic ticket in `finish`) reduces all partials in index order, writes the
 ///   result after them and resets the ticket.

@@ -147,42 +147,24 @@ fn kernels_task(check: bool, train: bool) -> Result<(), String> {
             });
         }
     }
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     for &arch in &sass_archs {
         let started = Instant::now();
-        let sm = format!("sm_{arch}");
-        let chosen: Vec<(usize, u32, &str)> = built
-            .iter()
-            .enumerate()
-            .filter_map(|(i, k)| kernels::newest_at_most(&k.ptx, arch).map(|(a, t)| (i, a, t)))
-            .collect();
-        let jobs: Vec<sass::Job> = chosen
-            .iter()
-            .map(|&(i, _, ptx)| sass::Job {
-                name: &built[i].name,
-                ptx,
-                arch: &sm,
-            })
-            .collect();
-        let cubins = sass::assemble(&ptxas, &jobs, &work.join("sass-cache"), threads)?;
-        let mut report = String::new();
-        for (&(i, from, _), cubin) in chosen.iter().zip(cubins) {
-            manifest.kernels[i].sass.push(module(arch, from, &cubin.bytes));
-            modules.push(Built {
-                file: manifest::sass_file(&built[i].name, arch),
-                kind: Kind::Sass,
-                bytes: cubin.bytes,
-            });
-            report.push_str(&cubin.report);
-        }
-        let path = work.join(format!("ptxas-{sm}.txt"));
-        fs::write(&path, report).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        let report = work.join(format!("ptxas-sm_{arch}.txt"));
+        let cubins = sass::assemble_for(&ptxas, &built, arch, &work.join("sass-cache"), &report)?;
         eprintln!(
-            "xtask: {} cubins for {sm} in {:.1} s (report: {})",
-            jobs.len(),
+            "xtask: {} cubins for sm_{arch} in {:.1} s (report: {})",
+            cubins.len(),
             started.elapsed().as_secs_f64(),
-            path.display()
+            report.display()
         );
+        for c in cubins {
+            manifest.kernels[c.kernel].sass.push(module(arch, c.from, &c.bytes));
+            modules.push(Built {
+                file: manifest::sass_file(&built[c.kernel].name, arch),
+                kind: Kind::Sass,
+                bytes: c.bytes,
+            });
+        }
     }
 
     if check {

@@ -111,7 +111,7 @@ const STAGE_BATCH: usize = (CHAIN_TILE_H + 2 * CHAIN_MAX_HALO).div_ceil(STAGE_RO
 /// pixel goes through it (the chain's leading point steps).
 /// (`Plane::row` with `word_at` would say the same in fewer lines, but their division-based
 /// mapping made the kernel slower on the H200: W12 64 × 512² 104.2 µs, 8192² 175.2 µs, against
-/// 84.4 and 163.5 in an earlier call.)
+/// 84.4 and 163.5 with this staging.)
 ///
 /// # Safety
 /// `buf` is a buffer of the frame; `src` the plane's `h · w` pixels, 16-byte aligned if

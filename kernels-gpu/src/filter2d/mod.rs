@@ -171,7 +171,7 @@ macro_rules! morph_entries {
             // Occupancy for latency hiding: at least 7 (column pass; f32 6, see
             // `col_words_min_blocks!`) and 4 (row pass, 16 bytes per lane) blocks of 4 warps per
             // SM, so ptxas keeps them within 73 (80) and 128 registers. u8 rows take the 8-byte
-            // passes of `doubling_u8` (docs/PERFORMANCE.md).
+            // passes of `doubling_u8`.
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "van_herk_col_words"), 128, col_words_min_blocks!($inst));
             $crate::launch_bounds!($crate::morph_kernel_name!($inst, "doubling_rows"), 128, 4);
         }

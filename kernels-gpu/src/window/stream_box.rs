@@ -26,8 +26,8 @@
 //! per lane, group and row (`Σx | Σx² << 12` packed in one word per output for windows up to 16
 //! wide, so a row of 256 outputs is 1 KB; two 16-byte slots, sums then squares, at 17). A lane
 //! reads back only what it wrote, so the ring needs no barrier, and the warp's 16-byte accesses
-//! are 512 contiguous bytes (no bank conflicts). Forming the leaving row's sums again instead
-//! (an earlier version) cost as many instructions as the entering row's, and its loads.
+//! are 512 contiguous bytes (no bank conflicts). Forming the leaving row's sums again from the
+//! input instead costs as many instructions as the entering row's, and its loads.
 //!
 //! One kernel per window width (`L` columns before the output, `R` after), so every byte position
 //! and mask is a constant. Warps whose words and side words all lie in the plane load words
@@ -604,7 +604,7 @@ unsafe fn run_strip<const L: usize, const R: usize, S: RowSource>(
         }
         if y + 1 < y_end {
             // The next row's loads, in flight during this row's sums and outputs (loads two or
-            // three rows ahead measured slower: docs/PERFORMANCE.md).
+            // three rows ahead measured slower on the H100).
             next = unsafe { src.fetch(y + 1) };
         }
         // SAFETY: the slot of row y − h, written h rows ago (read only once it was).

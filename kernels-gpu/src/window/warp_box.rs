@@ -23,7 +23,7 @@
 //! thread and row (two per output instead, whatever `w`), the output stages and the 64-bit shared
 //! addressing; its time barely grows with the window. Cost: the span's `w − 1` halo columns are
 //! loaded and summed by two warps, and at 128 registers (16 warps per SM) it is latency-bound —
-//! slower than the fused kernel up to 31 columns on the H100 (docs/PERFORMANCE.md).
+//! slower than the fused kernel up to 31 columns on the H100.
 
 use crate::abi::window::{
     BoxArgs, BoxKind, NARROW32_MAX_WINDOW, SlideIn, Sums, WARP_BOX_SPAN, WARP_BOX_WARPS, warp_box_geometry,
