@@ -6,6 +6,7 @@ mod cpu_conv1d;
 mod cpu_filter2d;
 #[cfg(feature = "image")]
 mod cpu_image;
+mod cpu_nd;
 mod cpu_pool;
 mod cpu_reference;
 mod cpu_window;
@@ -39,6 +40,7 @@ fn main() {
     trials.extend(gpu_pool::trials());
     trials.extend(cpu_filter2d::trials());
     trials.extend(gpu_filter2d::trials());
+    trials.extend(cpu_nd::trials());
     trials.extend(gpu_chain::trials());
     trials.extend(gpu_streams::trials());
     trials.extend(gpu_loading::trials());

@@ -9,7 +9,7 @@ use crate::border::Border;
 use crate::cpu::conv1d::extended_index;
 
 /// A plane element of the oracle.
-pub trait Pixel2d: Copy + Send + Sync + PartialOrd {
+pub trait Pixel2d: Copy + Default + Send + Sync + PartialOrd {
     const INTEGER: bool;
     fn to_f64(self) -> f64;
     /// The constant border value in this type (rounded and saturated for integers).
@@ -37,7 +37,7 @@ macro_rules! pixel2d {
         }
     )*};
 }
-pixel2d!(u8: true, u16: true, i16: true, f32: false);
+pixel2d!(u8: true, u16: true, i16: true, f32: false, f64: false);
 
 /// Sample `(r, c)` of a plane extended by `border`.
 pub fn sample<T: Pixel2d>(plane: &[T], h: usize, w: usize, r: i64, c: i64, border: Border) -> T {

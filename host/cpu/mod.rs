@@ -4,6 +4,7 @@
 
 pub mod conv1d;
 pub mod filter2d;
+pub mod nd;
 pub mod pool;
 pub mod reduce;
 pub mod window;

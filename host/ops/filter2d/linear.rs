@@ -266,6 +266,21 @@ pub(super) fn fixed3_plan<I: Filter2dElement, O: DeviceRepr>(
 // Ops
 // ---------------------------------------------------------------------------------------------
 
+/// scipy's Gaussian taps for `truncate` (`_gaussian_kernel1d`): radius `⌊truncate · σ + 0.5⌋`,
+/// `exp(−x²/2σ²)` normalized to sum 1 in numpy's summation order. The exponentials come from the
+/// C library; numpy's SIMD `exp` agrees with it on most arguments but not all (σ = 2.3: two of 19
+/// taps differ in the last bit), so a truncated integer output can differ from scipy's by 1 where
+/// a pass lands within an ulp of an integer. `sigma` and `truncate` are the caller's to check
+/// (finite, > 0).
+pub fn gaussian_kernel(sigma: f64, truncate: f64) -> Vec<f64> {
+    let radius = (truncate * sigma + 0.5) as i64;
+    let phi: Vec<f64> = (-radius..=radius)
+        .map(|x| (-0.5 / (sigma * sigma) * (x * x) as f64).exp())
+        .collect();
+    let sum = numpy_sum(&phi);
+    phi.into_iter().map(|p| p / sum).collect()
+}
+
 /// scipy's Gaussian taps: radius `⌊4σ + 0.5⌋`, `exp(−x²/2σ²)` normalized to sum 1.
 pub fn gaussian_taps(sigma: f64) -> Result<Vec<f64>> {
     if !(sigma.is_finite() && sigma > 0.0) {
@@ -284,11 +299,7 @@ pub fn gaussian_taps(sigma: f64) -> Result<Vec<f64>> {
             ),
         });
     }
-    let phi: Vec<f64> = (-radius..=radius)
-        .map(|x| (-0.5 / (sigma * sigma) * (x * x) as f64).exp())
-        .collect();
-    let sum = numpy_sum(&phi);
-    Ok(phi.into_iter().map(|p| p / sum).collect())
+    Ok(gaussian_kernel(sigma, 4.0))
 }
 
 /// `np.sum` of a short f64 array, in numpy's order (`pairwise_sum`: below 8 elements a plain
