@@ -5,6 +5,7 @@
 //! crate (`#[path]`-included as `gpuprims::abi`). Everything here is plain `core` Rust with no
 //! device intrinsics, so one definition serves both sides and they cannot drift apart.
 
+pub mod axis;
 pub mod border;
 pub mod chain;
 pub mod conv1d;

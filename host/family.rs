@@ -56,6 +56,7 @@ registry! {
     pool: crate::ops::pool::PoolKernels,
     filter2d: crate::ops::filter2d::Filter2dKernels,
     chain: crate::ops::chain::ChainKernels,
+    axis: crate::ops::axis::AxisKernels,
     probe: crate::timing::ProbeKernels,
 }
 

@@ -17,6 +17,8 @@
 //! | `torch.nn.functional.max_pool2d` / `avg_pool2d` | [`Gpu::max_pool2d`] (u8…f64, argmax) / [`Gpu::avg_pool2d`] |
 //! | `scipy.ndimage.grey_dilation` / `grey_erosion` (`size=`) | [`Gpu::dilate`] / [`Gpu::erode`] (u8/u16/f32, any rectangle) |
 //! | `scipy.ndimage.gaussian_filter`, `sobel`, `correlate` | [`Gpu::gaussian`], [`Gpu::sobel`], [`Gpu::correlate2d`] |
+//! | `scipy.ndimage.grey_dilation(v, size=(5, 5, 5))`, `gaussian_filter(v, (1, 2, 2))` | [`Gpu::dilate_nd`], [`Gpu::gaussian_nd`] (any dimension, a size per trailing axis) |
+//! | `scipy.ndimage.uniform_filter1d(v, 5, axis=0)`, `correlate1d(v, w, axis=0)` | [`Gpu::uniform_filter1d`], [`Gpu::correlate1d`] (any axis, no transpose) |
 //! | `Array::from(..)` on the device | [`DeviceArray::upload`] / [`DeviceArray::download`] |
 //!
 //! ```no_run
@@ -63,6 +65,7 @@ pub use gpu::{DeviceProps, Gpu};
 pub use graph::Graph;
 pub use loader::{KernelLoad, LoadedFrom};
 pub use multi::{Gpus, ShardOperand, Sharded, Stencil};
+pub use ops::axis::{AxisElement, MomentsFloat};
 pub use ops::chain::{Chain, ChainOutput, ChainPlan, ChainVariant};
 pub use ops::conv1d::{Conv1dElement, Conv1dPlan, Conv1dVariant, Filter1d};
 pub use ops::filter2d::{

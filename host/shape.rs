@@ -38,3 +38,40 @@ pub(crate) fn pooled_dim<D: Dimension>(dim: &D, (oh, ow): (usize, usize)) -> D {
     s[n - 1] = ow;
     out
 }
+
+/// `(outer, n, inner)` of a pass along `axis`: the product of the axes before it, its length and
+/// the product of the axes after it (the distance between neighbours along it); an axis past the
+/// last is [`Error::InvalidArgument`] naming it.
+pub(crate) fn axis_split(shape: &[usize], axis: usize) -> Result<(usize, usize, usize)> {
+    if axis >= shape.len() {
+        return Err(Error::InvalidArgument {
+            name: "axis",
+            reason: format!("axis {axis} of a {}-dimensional array of shape {shape:?}", shape.len()),
+        });
+    }
+    Ok((
+        shape[..axis].iter().product(),
+        shape[axis],
+        shape[axis + 1..].iter().product(),
+    ))
+}
+
+/// One value per axis of `shape` from a list for its trailing axes (the n-D ops' convention: a
+/// list shorter than the array leaves the leading axes alone, as `(h, w)` does for the 2D ops),
+/// the leading axes filled with `alone`. A list longer than the array is
+/// [`Error::InvalidArgument`] naming `name`.
+pub(crate) fn per_axis<V: Copy>(shape: &[usize], list: &[V], alone: V, name: &'static str) -> Result<Vec<V>> {
+    if list.len() > shape.len() {
+        return Err(Error::InvalidArgument {
+            name,
+            reason: format!(
+                "{} values for a {}-dimensional array of shape {shape:?}",
+                list.len(),
+                shape.len()
+            ),
+        });
+    }
+    let mut all = vec![alone; shape.len() - list.len()];
+    all.extend_from_slice(list);
+    Ok(all)
+}

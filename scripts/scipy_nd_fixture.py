@@ -1,5 +1,6 @@
 """Writes tests/data/scipy_nd.txt: scipy.ndimage's own n-dimensional outputs on small 3-D and 4-D
-arrays, every border mode: correlate1d along every axis, uniform_filter, grey_dilation,
+arrays, every border mode: correlate1d along every axis (f64, and u8 and f32 written in their
+type), uniform_filter (f64, u8, f32), grey_dilation,
 grey_erosion, maximum_filter and minimum_filter with a size per axis (1 leaves an axis alone; sizes
 past the axis, even sizes), gaussian_filter with a sigma per axis (0 leaves an axis alone) and two
 truncations, and sobel along every axis. The tests check the n-D CPU oracle (host/cpu/nd.rs) and the
@@ -44,10 +45,18 @@ for name, mode, cval in MODES:
                 w = rng.integers(-3, 4, length).astype(np.float64)
                 y = ndimage.correlate1d(xi, w, axis=axis, mode=mode, cval=cval)
                 lines.append(f"correlate1d f64 {name} {cval!r} | {dims} | {axis} {row(w)} | {row(xi)} | {row(y)}")
+                # u8 taps are non-negative and sum to at most 1, so every result lies in range
+                # (scipy's C cast of an out-of-range double is platform-defined: x86 wraps).
+                for dt, x, t in (("u8", xu8, np.abs(w) / max(np.abs(w).sum(), 1.0)), ("f32", xf, w * 0.375)):
+                    y = ndimage.correlate1d(x, t, axis=axis, mode=mode, cval=cval)
+                    lines.append(f"correlate1d {dt} {name} {cval!r} | {dims} | {axis} {row(t)} | {row(x)} | {row(y)}")
         for sizes in sizes_for(shape):
             ks = " ".join(map(str, sizes))
             y = ndimage.uniform_filter(xi, size=sizes, mode=mode, cval=cval)
             lines.append(f"uniform f64 {name} {cval!r} | {dims} | {ks} | {row(xi)} | {row(y)}")
+            for dt, x in (("u8", xu8), ("f32", xf)):
+                y = ndimage.uniform_filter(x, size=sizes, mode=mode, cval=cval)
+                lines.append(f"uniform {dt} {name} {cval!r} | {dims} | {ks} | {row(x)} | {row(y)}")
             for op, f in (("dilate", ndimage.grey_dilation), ("erode", ndimage.grey_erosion),
                           ("maximum", ndimage.maximum_filter), ("minimum", ndimage.minimum_filter)):
                 for dt, x in (("u8", xu8), ("f32", xf)):

@@ -72,17 +72,12 @@ fn oracle(c: &ScipyNd) -> (Vec<f64>, Tol) {
         let sizes = || p.iter().map(|&k| k as usize).collect::<Vec<_>>();
         let f64s = |v: Vec<T>| v.into_iter().map(|e| e.to_f64()).collect::<Vec<_>>();
         match c.op.as_str() {
-            "correlate1d" => (nd::correlate_axis(&x, shape, p[0] as usize, &p[1..], b), EXACT),
-            "uniform" => {
-                let volume: f64 = sizes().iter().map(|&k| k as f64).product();
-                let (sums, _) = nd::box_sums(&x, shape, &sizes(), b);
-                // scipy's uniform_filter1d keeps a running mean in f64 (adds the entering sample
-                // over the size, subtracts the leaving one): a few ulps from the exact mean.
-                (
-                    sums.into_iter().map(|s| s / volume).collect(),
-                    Tol { rel: 1e-12, abs: 0.0 },
-                )
-            }
+            "correlate1d" if c.dtype == "f64" => (nd::correlate_axis(&x, shape, p[0] as usize, &p[1..], b), EXACT),
+            "correlate1d" => (
+                f64s(nd::separable(&x, shape, &[(p[0] as usize, p[1..].to_vec())], b)),
+                EXACT,
+            ),
+            "uniform" => (f64s(nd::uniform(&x, shape, &sizes(), b)), EXACT),
             "dilate" => (
                 f64s(nd::extremum(&x, shape, &sizes(), b, true, Anchor::Mirrored)),
                 EXACT,

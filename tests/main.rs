@@ -15,6 +15,7 @@ mod gpu_conv1d;
 mod gpu_filter2d;
 mod gpu_loading;
 mod gpu_multi;
+mod gpu_nd;
 mod gpu_pool;
 mod gpu_reduce;
 mod gpu_streams;
@@ -41,6 +42,7 @@ fn main() {
     trials.extend(cpu_filter2d::trials());
     trials.extend(gpu_filter2d::trials());
     trials.extend(cpu_nd::trials());
+    trials.extend(gpu_nd::trials());
     trials.extend(gpu_chain::trials());
     trials.extend(gpu_streams::trials());
     trials.extend(gpu_loading::trials());

@@ -164,6 +164,30 @@ impl<S: Acc, Q: Acc> Seg<Sums<S, Q>> {
     }
 }
 
+/// Mean and population variance of a window of `samples` samples from its sums `s` and sums of
+/// squares `q` (`inv_n = 1/n`, `inv_n2 = 1/n²`, rounded by the host). Integers form
+/// `n·Σx² − (Σx)²` exactly in 128 bits (it is ≥ 0 by Cauchy–Schwarz), round it once into f64 and
+/// multiply by `1/n²`; floats use `Σx²/n − mean²`, clamped at 0 (rounding can push a constant
+/// window's variance a few ulps below zero; NaN stays NaN). Multiplying by the rounded
+/// reciprocals keeps the mean within 2 ulps of f64 and the integer variance within 3 (a division
+/// would give 1 and 2, at a dozen dependent FP64 instructions per output). `|Σx| < 2^64` for every
+/// integer accumulator, so its square is one wide product.
+#[inline(always)]
+pub fn moments<S: Acc, Q: Acc>(s: S, q: Q, float: bool, samples: u64, inv_n: f64, inv_n2: f64) -> (f64, f64) {
+    let mean = s.to_f64() * inv_n;
+    let variance = if float {
+        let v = q.to_f64() * inv_n - mean * mean;
+        if v < 0.0 { 0.0 } else { v }
+    } else {
+        let s = s.to_w128();
+        let magnitude = if s.is_negative() { W128::ZERO.wrapping_sub(s) } else { s };
+        let square = W128::mul_wide(magnitude.lo, magnitude.lo);
+        let numerator = q.to_w128().wrapping_mul_u64(samples).wrapping_sub(square);
+        numerator.to_f64_unsigned() * inv_n2
+    };
+    (mean, variance)
+}
+
 /// An input element type of the window family and its exact accumulators.
 pub trait WindowIn: Copy {
     /// Accumulator of sums (exact for windows up to [`WindowIn::MAX_WINDOW`] samples).

@@ -128,6 +128,29 @@ pub fn separable<T: Pixel2d>(x: &[T], shape: &[usize], passes: &[(usize, Vec<f64
     cur
 }
 
+/// scipy's `uniform_filter(x, size, mode, cval)` with a size per axis (1 leaves an axis alone):
+/// one `uniform_filter1d` per axis in axis order, each written in `T` (integers truncated). A
+/// pass is scipy's `NI_UniformFilter1D`: along each line, the f64 sum of the first window in
+/// order, then each next one as `sum + (entering − leaving)`, each output `sum / size`.
+pub fn uniform<T: Pixel2d>(x: &[T], shape: &[usize], sizes: &[usize], border: Border) -> Vec<T> {
+    let mut cur = x.to_vec();
+    for (axis, &k) in sizes.iter().enumerate().filter(|&(_, &k)| k > 1) {
+        let before = Anchor::Centre.before(k);
+        cur = along_axis(&cur, shape, axis, |line, out: &mut [T]| {
+            let s = |j: i64| extended(line, j, border).to_f64();
+            let mut sum = (-before..k as i64 - before).fold(0.0, |acc, j| acc + s(j));
+            for (i, o) in out.iter_mut().enumerate() {
+                let i = i as i64;
+                if i > 0 {
+                    sum += s(i - before + k as i64 - 1) - s(i - before - 1);
+                }
+                *o = T::from_f64_trunc(sum / k as f64);
+            }
+        });
+    }
+    cur
+}
+
 /// scipy's `gaussian_filter(x, sigma, mode, cval, truncate)` with a sigma per axis (0 leaves an
 /// axis alone), into the input's type: one pass per axis with `sigma > 0`, in axis order.
 pub fn gaussian<T: Pixel2d>(x: &[T], shape: &[usize], sigmas: &[f64], truncate: f64, border: Border) -> Vec<T> {

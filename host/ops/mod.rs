@@ -1,8 +1,10 @@
 //! Operations, one module per kernel family: validate → choose variant → launch config → launch.
 
+pub mod axis;
 pub mod chain;
 pub mod conv1d;
 pub mod filter2d;
+pub mod nd;
 pub mod pool;
 pub mod reduce;
 pub mod window;

@@ -10,6 +10,7 @@
 //! - [`pool`]: 2D max and average pooling (PyTorch semantics) through five input paths.
 //! - [`filter2d`]: 2D morphology (dilate/erode of any rectangle, up to van Herk) and linear
 //!   filters (Gaussian, Sobel, correlation), one ladder.
+//! - [`axis`]: window sums and scipy's uniform filter along any axis of an n-D array, box moments.
 //! - [`window`]: sliding-window sums and sums of squares (rows, 2D boxes) up to O(1) running sums.
 #![no_std]
 #![cfg_attr(target_arch = "nvptx64", feature(abi_ptx, stdarch_nvptx, asm_experimental_arch))]
@@ -22,6 +23,8 @@
 
 #[path = "../../abi/mod.rs"]
 pub mod abi;
+#[cfg(target_arch = "nvptx64")]
+pub mod axis;
 #[cfg(target_arch = "nvptx64")]
 pub mod chain;
 #[cfg(target_arch = "nvptx64")]

@@ -46,8 +46,25 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
 
     /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
     pub fn separable(gpu: &Gpu, s: Filter2dShape, ky: &[f64], kx: &[f64], border: Border) -> Result<Self> {
+        Self::passes(gpu, s, &[(ky, Axis2d::Columns), (kx, Axis2d::Rows)], border)
+    }
+
+    /// Plans one separable pass: `taps` (centred at `len / 2`) down the columns or along the rows,
+    /// scipy's `NI_Correlate1D` to the bit, the result written in `T` (integers truncated). The
+    /// n-D ops run it along any axis of an array seen as `(outer, n, inner)` planes.
+    pub(crate) fn pass(gpu: &Gpu, s: Filter2dShape, taps: &[f64], along: Axis2d, border: Border) -> Result<Self> {
+        Self::passes(gpu, s, &[(taps, along)], border)
+    }
+
+    /// One or two separable passes, each from the last one's result (through the scratch image),
+    /// their taps one after the other in the plan's constant-bank content.
+    fn passes(gpu: &Gpu, s: Filter2dShape, passes: &[(&[f64], Axis2d)], border: Border) -> Result<Self> {
         check_shape(s)?;
-        for (name, k) in [("ky", ky), ("kx", kx)] {
+        for &(k, along) in passes {
+            let name = match along {
+                Axis2d::Columns => "ky",
+                Axis2d::Rows => "kx",
+            };
             if k.is_empty() {
                 return Err(Error::InvalidArgument {
                     name,
@@ -61,43 +78,52 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 });
             }
         }
-        let taps = ky.len() + kx.len();
+        let taps: usize = passes.iter().map(|(k, _)| k.len()).sum();
         if taps * 8 > crate::abi::CONSTANT_BANK_BYTES {
             return Err(Error::TooManyTaps {
                 taps,
                 max: crate::abi::CONSTANT_BANK_BYTES / 8,
             });
         }
-        check_window((ky.len(), kx.len()))?;
-        let bytes: Vec<u8> = ky.iter().chain(kx).flat_map(|t| t.to_le_bytes()).collect();
+        let extent = |along: Axis2d| passes.iter().find(|p| p.1 == along).map_or(1, |(k, _)| k.len());
+        let window = (extent(Axis2d::Columns), extent(Axis2d::Rows));
+        check_window(window)?;
+        let bytes: Vec<u8> = passes
+            .iter()
+            .flat_map(|(k, _)| k.iter())
+            .flat_map(|t| t.to_le_bytes())
+            .collect();
         let fs = &gpu.family::<Filter2dKernels>()?.passes[T::PASS as usize];
-        let base = args::<T>(s, (ky.len(), kx.len()), (ky.len() / 2, kx.len() / 2), border);
+        let base = args::<T>(s, window, (window.0 / 2, window.1 / 2), border);
         let grid = cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0);
-        let mut cols = base;
-        cols.shift = symmetry(ky);
-        let mut rows = base;
-        rows.tap_offset = (ky.len() * 8) as u32;
-        rows.shift = symmetry(kx);
-        let stages = vec![
-            Stage {
-                func: gpu.kernel(fs[0])?.clone(),
+        let last = passes.len() - 1;
+        let mut offset = 0;
+        let mut stages = Vec::with_capacity(passes.len());
+        for (i, &(k, along)) in passes.iter().enumerate() {
+            let mut a = base;
+            a.tap_offset = offset as u32;
+            a.shift = symmetry(k);
+            offset += k.len() * 8;
+            stages.push(Stage {
+                func: gpu.kernel(fs[along as usize])?.clone(),
                 cfg: grid,
-                args: cols,
-                from: Buf::Input,
-                to: Buf::Scratch,
+                args: a,
+                from: if i == 0 { Buf::Input } else { Buf::Scratch },
+                to: if i == last { Buf::Output } else { Buf::Scratch },
                 unaligned: None,
-            },
-            Stage {
-                func: gpu.kernel(fs[1])?.clone(),
-                cfg: grid,
-                args: rows,
-                from: Buf::Scratch,
-                to: Buf::Output,
-                unaligned: None,
-            },
-        ];
+            });
+        }
         Self::new(gpu, s, stages, Some(&bytes), Filter2dPlanVariant::Separable)
     }
+}
+
+/// Which of a plane's two axes a separable pass runs along (its index is the pass kernel's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Axis2d {
+    /// Down the columns (axis −2).
+    Columns = 0,
+    /// Along the rows (axis −1).
+    Rows = 1,
 }
 
 impl<T: SobelElement> Filter2dPlan<T, T::Out> {

@@ -91,22 +91,34 @@ impl Gpu {
             Filter2dPlan::dilate(self, s, window, border, MorphVariant::Auto)
         })?;
         let ero = self.run_filter2d(&x, |s| Filter2dPlan::erode(self, s, window, border, MorphVariant::Auto))?;
-        let n = dil.len();
+        self.subtract_in_place(&mut dil, &ero)?;
+        X::finish(self, dil)
+    }
+
+    /// `a ← a − b` elementwise (the morphological gradient's dilation minus erosion; never
+    /// negative there, so no type wraps).
+    pub(crate) fn subtract_in_place<T: Filter2dElement, D: Dimension>(
+        &self,
+        a: &mut DeviceArray<T, D>,
+        b: &DeviceArray<T, D>,
+    ) -> Result<()> {
+        let n = a.len();
+        check_buffers([("b", b.len(), n)])?;
         if n > 0 {
             let inst = T::MAX as usize;
             let func = self.kernel(self.family::<Filter2dKernels>()?.morph[inst][MorphKernel::Difference as usize])?;
             let grid = elementwise_grid(n);
             let stream = self.stream();
-            let dil_ptr = dil.as_slice().device_ptr(stream).0;
+            let a_ptr = a.as_slice().device_ptr(stream).0;
             let n64 = n as u64;
-            let mut b = func.launch_on(self)?;
-            b.arg(&dil_ptr).arg(ero.as_slice()).arg(dil.as_mut_slice()).arg(&n64);
-            // SAFETY: `(a, b: *const T, y: *mut T, n: u64)`, y = a − b in place over the
-            // dilation (`a` is its address: each thread reads element i before writing it); all
-            // hold n elements.
-            unsafe { b.launch(cfg(grid, BLOCK_THREADS, 0)) }?;
+            let _order = self.order_after([a.as_slice().stream(), b.as_slice().stream()])?;
+            let mut l = func.launch_on(self)?;
+            l.arg(&a_ptr).arg(b.as_slice()).arg(a.as_mut_slice()).arg(&n64);
+            // SAFETY: `(a, b: *const T, y: *mut T, n: u64)`, y = a − b in place over `a` (`a` is
+            // its address: each thread reads element i before writing it); both hold n elements.
+            unsafe { l.launch(cfg(grid, BLOCK_THREADS, 0)) }?;
         }
-        X::finish(self, dil)
+        Ok(())
     }
 
     /// Grey opening, erosion then dilation (scipy `grey_opening(x, size=…)`).

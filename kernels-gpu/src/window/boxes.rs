@@ -7,28 +7,11 @@ use super::*;
 // 2D boxes
 // ---------------------------------------------------------------------------------------------
 
-/// Mean and population variance of a window from its exact sums (`a.inv_n = 1/n`, `a.inv_n2 =
-/// 1/n²`, rounded by the host). Integers form `n·Σx² − (Σx)²` exactly in 128 bits (it is ≥ 0 by
-/// Cauchy–Schwarz), round it once into f64 and multiply by `1/n²`; floats use `Σx²/n − mean²`,
-/// clamped at 0 (rounding can push a constant window's variance a few ulps below zero; NaN stays
-/// NaN). Multiplying by the rounded reciprocals keeps the mean within 2 ulps of f64 and the
-/// integer variance within 3 (a division would give 1 and 2, at a dozen dependent FP64
-/// instructions per output).
+/// Mean and population variance of a window from its exact sums ([`moments`], with the box's
+/// `1/n` and `1/n²` rounded by the host).
 #[inline(always)]
 pub(super) fn mean_variance<T: WindowIn>(w: SumsOf<T>, a: &BoxArgs<T>) -> (f64, f64) {
-    let mean = w.s.to_f64() * a.inv_n;
-    let variance = if T::FLOAT {
-        let v = w.q.to_f64() * a.inv_n - mean * mean;
-        if v < 0.0 { 0.0 } else { v }
-    } else {
-        let s = w.s.to_w128();
-        let magnitude = if s.is_negative() { W128::ZERO.wrapping_sub(s) } else { s };
-        // |Σx| < 2^64 for every integer instance (MAX_WINDOW), so its square is one wide product.
-        let square = W128::mul_wide(magnitude.lo, magnitude.lo);
-        let numerator = w.q.to_w128().wrapping_mul_u64(a.samples()).wrapping_sub(square);
-        numerator.to_f64_unsigned() * a.inv_n2
-    };
-    (mean, variance)
+    moments(w.s, w.q, T::FLOAT, a.samples(), a.inv_n, a.inv_n2)
 }
 
 /// [`mean_variance`] of the sliding accumulators (squares in [`SlideIn::SQ`]): the spread

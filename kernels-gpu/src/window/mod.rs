@@ -37,8 +37,8 @@ use crate::abi::border::{BorderMode, border_index, border_index_i32};
 use crate::abi::reduce::W128;
 use crate::abi::window::{
     Acc, BoxArgs, BoxKind, FUSED_BLOCK, FUSED_HALO, RowArgs, SLIDING_CHUNK, SLIDING_DIRECT_MAX, Seg, SlideIn, Sums,
-    WINDOW_BLOCK, WINDOW_WARPS, WindowIn, fits_small32, fused_layout, fused_slot, running_single_round, sliding_byte,
-    sliding_layout, sliding_stage_slot,
+    WINDOW_BLOCK, WINDOW_WARPS, WindowIn, fits_small32, fused_layout, fused_slot, moments, running_single_round,
+    sliding_byte, sliding_layout, sliding_stage_slot,
 };
 use crate::device::*;
 

@@ -1,0 +1,239 @@
+//! Along-axis window sums contract: launch arguments, what each instance reads, accumulates and
+//! writes, and the kernel symbol names.
+//!
+//! An axis pass sees a C-order array as `(outer, n, inner)`: `n` samples along the filtered axis,
+//! `inner` the product of the axes after it (the distance between neighbours along the axis),
+//! `outer` the product of those before. For every position,
+//!
+//! ```text
+//! acc[o, i, c] = Σ_{k < size} x̃[o, i − before + k, c]          (x̃: the line extended by the border)
+//! ```
+//!
+//! summed the way scipy's `uniform_filter1d` sums (`NI_UniformFilter1D`): the first window of a
+//! run added in order, then each next one as `acc + (entering − leaving)`. A *run* is the stretch
+//! of a line one thread walks: the whole line for the scipy mean (so the f64 running sum rounds
+//! exactly as scipy's does), strips of it for exact integer sums (wrapping arithmetic makes every
+//! split give the same integers). A [`Mean`](AxisOp::Mean) writes `acc / size` converted to the
+//! element type as a C cast does (truncated toward zero); a [`Sum`](AxisOp::Sum) or
+//! [`SumSq`](AxisOp::SumSq) writes `acc` itself.
+
+use super::FastDiv;
+pub use super::border::{BorderMode, border_index_i32};
+
+/// Threads per block of the axis kernels.
+pub const AXIS_BLOCK: u32 = 256;
+
+/// Largest axis length and window the axis kernels take (the border mapping is 32-bit:
+/// `border_index_i32` needs `|i|` and `2n` below 2^31).
+pub const AXIS_MAX_SIDE: u64 = 1 << 30;
+
+/// What an axis pass computes from its window sums.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AxisOp {
+    /// scipy's `uniform_filter1d`: the f64 running sum divided by `size`, in the element type.
+    Mean = 0,
+    /// The window's sum in the accumulator type (exact for integers while it fits).
+    Sum = 1,
+    /// The window's sum of squares in the accumulator type.
+    SumSq = 2,
+}
+
+/// Launch arguments of every axis kernel, passed by value.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AxisArgs {
+    /// `inner`: splits a thread index into (rest, column).
+    pub inner: FastDiv,
+    /// `outer`: splits the rest into (strip, outer index).
+    pub outer: FastDiv,
+    /// Samples along the axis (1 ≤ n ≤ [`AXIS_MAX_SIDE`]).
+    pub n: u32,
+    /// Window length (1 ≤ size ≤ [`AXIS_MAX_SIDE`]).
+    pub size: u32,
+    /// Samples of a window before its output (`size / 2`, scipy's centring).
+    pub before: u32,
+    /// Outputs per run (the whole axis for the scipy mean).
+    pub strip: u32,
+    /// Threads of the launch: `strips · outer · inner` (< 2^32).
+    pub threads: u32,
+    /// `BorderMode` as `u32`.
+    pub mode: u32,
+    /// The constant outside the line, in the accumulator's terms (`Constant` mode).
+    pub cval: f64,
+}
+
+/// An input element of an axis pass: how it enters an accumulator.
+pub trait AxisIn: Copy {
+    /// The sample as f64 (the mean's accumulator).
+    fn to_f64(self) -> f64;
+    /// The sample converted as a C cast converts a mean back (toward zero, saturated).
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! axis_in {
+    ($($t:ty),*) => {$(
+        impl AxisIn for $t {
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> $t {
+                v as $t
+            }
+        }
+    )*};
+}
+axis_in!(u8, u16, u32, u64, f32, f64);
+
+/// An accumulator of exact or float window sums, and how a sample of `I` enters it.
+pub trait AxisAcc<I>: Copy {
+    const ZERO: Self;
+    /// The sample, or its square, in the accumulator.
+    fn lift(x: I, square: bool) -> Self;
+    /// `self + (enter − leave)` (wrapping for integers; scipy's order for f64).
+    fn slide(self, enter: Self, leave: Self) -> Self;
+    fn plus(self, o: Self) -> Self;
+    /// The constant border's value (already in the accumulator's terms, squared by the host).
+    fn from_cval(v: f64) -> Self;
+}
+
+macro_rules! int_acc {
+    ($($i:ty => $a:ty),*) => {$(
+        impl AxisAcc<$i> for $a {
+            const ZERO: $a = 0;
+            #[inline(always)]
+            fn lift(x: $i, square: bool) -> $a {
+                let v = x as $a;
+                if square { v.wrapping_mul(v) } else { v }
+            }
+            #[inline(always)]
+            fn slide(self, enter: $a, leave: $a) -> $a {
+                self.wrapping_add(enter.wrapping_sub(leave))
+            }
+            #[inline(always)]
+            fn plus(self, o: $a) -> $a {
+                self.wrapping_add(o)
+            }
+            #[inline(always)]
+            fn from_cval(v: f64) -> $a {
+                v as $a
+            }
+        }
+    )*};
+}
+int_acc!(u8 => u32, u32 => u32, u8 => u64, u16 => u64, u64 => u64);
+
+macro_rules! float_acc {
+    ($($i:ty),*) => {$(
+        impl AxisAcc<$i> for f64 {
+            const ZERO: f64 = 0.0;
+            #[inline(always)]
+            fn lift(x: $i, square: bool) -> f64 {
+                let v = x as f64;
+                if square { v * v } else { v }
+            }
+            #[inline(always)]
+            fn slide(self, enter: f64, leave: f64) -> f64 {
+                self + (enter - leave)
+            }
+            #[inline(always)]
+            fn plus(self, o: f64) -> f64 {
+                self + o
+            }
+            #[inline(always)]
+            fn from_cval(v: f64) -> f64 {
+                v
+            }
+        }
+    )*};
+}
+float_acc!(u8, u16, f32, f64);
+
+/// Symbol of an axis kernel: `op` of input `$i` accumulated in `$a`.
+#[macro_export]
+macro_rules! axis_kernel_name {
+    ($op:ident, $i:ty, $a:ty) => {
+        concat!(
+            $crate::kernel_prefix!(),
+            "axis_",
+            stringify!($op),
+            "_",
+            stringify!($i),
+            "_",
+            stringify!($a)
+        )
+    };
+}
+
+/// Calls `$m!` with every axis instance, in table order: `(name, op, input, accumulator/output)`.
+/// The means write the input type (their accumulator is f64); the sums write the accumulator.
+/// The integer sums are the first pass of an exact box (`u8 → u32`, squares `u8 → u64`, `u16 →
+/// u64`) and the later passes over those sums (`u32 → u32`, `u64 → u64`); floats sum in f64.
+#[macro_export]
+macro_rules! for_each_axis_instance {
+    ($m:ident) => {
+        $m! {
+            mean_u8: Mean, u8, f64;
+            mean_u16: Mean, u16, f64;
+            mean_f32: Mean, f32, f64;
+            mean_f64: Mean, f64, f64;
+            sum_u8: Sum, u8, u32;
+            sumsq_u8: SumSq, u8, u64;
+            sum_u16: Sum, u16, u64;
+            sumsq_u16: SumSq, u16, u64;
+            sum_u32: Sum, u32, u32;
+            sum_u64: Sum, u64, u64;
+            sum_f32: Sum, f32, f64;
+            sumsq_f32: SumSq, f32, f64;
+            sum_f64: Sum, f64, f64;
+            sumsq_f64: SumSq, f64, f64;
+        }
+    };
+}
+
+/// Symbol of the moments kernel: mean and population variance from the sums `$s` and squares `$q`
+/// of a box, written as `$f`.
+#[macro_export]
+macro_rules! axis_moments_name {
+    ($s:ty, $q:ty, $f:ty) => {
+        concat!(
+            $crate::kernel_prefix!(),
+            "axis_moments_",
+            stringify!($s),
+            "_",
+            stringify!($q),
+            "_",
+            stringify!($f)
+        )
+    };
+}
+
+/// Calls `$m!` with every moments instance: `(name, sums, squares, output, float sums)`.
+#[macro_export]
+macro_rules! for_each_axis_moments {
+    ($m:ident) => {
+        $m! {
+            moments_u32_u64_f32: u32, u64, f32, false;
+            moments_u32_u64_f64: u32, u64, f64, false;
+            moments_u64_u64_f32: u64, u64, f32, false;
+            moments_u64_u64_f64: u64, u64, f64, false;
+            moments_f64_f64_f32: f64, f64, f32, true;
+            moments_f64_f64_f64: f64, f64, f64, true;
+        }
+    };
+}
+
+/// Launch arguments of the moments kernel.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MomentsArgs {
+    /// Elements.
+    pub len: u64,
+    /// Samples per box.
+    pub samples: u64,
+    /// `1 / samples` and `1 / samples²`, rounded by the host.
+    pub inv_n: f64,
+    pub inv_n2: f64,
+}

@@ -1,0 +1,187 @@
+//! Window sums along any axis (`abi::axis`) and the moments of a box from its sums.
+//!
+//! **Thread mapping.** The array is `(outer, n, inner)`; thread `t` takes column `c = t mod inner`
+//! of outer index `o` and one run of outputs along the axis, so the 32 lanes of a warp hold 32
+//! neighbouring columns and every load and store of a step is one contiguous warp access, however
+//! slow the axis. Nothing is transposed and no shared memory is used.
+//!
+//! **Running sums.** A run's first window is summed in order; each next output adds
+//! `entering − leaving` (scipy's `NI_UniformFilter1D`). The entering sample comes from DRAM; the
+//! leaving one was loaded `size` steps earlier by the same thread and comes from L1 or L2. Outputs
+//! whose window lies inside the line run unrolled by [`UNROLL`] with no border test: the loads of
+//! eight steps are issued before any sum, so each thread has eight loads in flight.
+
+use crate::abi::axis::{AxisAcc, AxisArgs, AxisIn, AxisOp, BorderMode, MomentsArgs, border_index_i32};
+use crate::abi::window::{Acc, moments};
+use crate::device::global_thread_idx;
+
+/// Steps of the border-free part issued together.
+const UNROLL: usize = 8;
+
+/// Thread `t`'s line and run: the element offset of its line's first sample and its outputs
+/// `[start, end)`; `None` past the launch.
+#[inline(always)]
+fn run_of(a: &AxisArgs) -> Option<(u64, u32, u32)> {
+    let t = global_thread_idx();
+    if t >= a.threads as u64 {
+        return None;
+    }
+    let (rest, c) = a.inner.divrem(t as u32);
+    let (strip, o) = a.outer.divrem(rest);
+    let start = strip * a.strip;
+    let end = (start as u64 + a.strip as u64).min(a.n as u64) as u32;
+    Some((o as u64 * a.n as u64 * a.inner.d as u64 + c as u64, start, end))
+}
+
+/// One axis pass of `x` into `y`: window sums of the samples (or their squares, `op == SumSq`)
+/// in `A`, each written as `out(sum)`.
+///
+/// # Safety
+/// `x` and `y` hold `outer · n · inner` elements; the launch covers `a.threads` threads.
+#[inline(always)]
+unsafe fn axis_pass<I: AxisIn, A: AxisAcc<I>, O>(
+    x: *const I,
+    y: *mut O,
+    a: &AxisArgs,
+    op: AxisOp,
+    out: impl Fn(A) -> O,
+) {
+    let Some((base, start, end)) = run_of(a) else {
+        return;
+    };
+    let inner = a.inner.d as u64;
+    let (n, size, before) = (a.n as i32, a.size as i32, a.before as i32);
+    let square = op as u32 == AxisOp::SumSq as u32;
+    let mode = BorderMode::from_code(a.mode);
+    let cval = A::from_cval(a.cval);
+    // SAFETY (both closures and the stores): 0 ≤ i < n on the thread's own line.
+    let at = |i: i32| -> A { A::lift(unsafe { *x.add((base + i as u64 * inner) as usize) }, square) };
+    let ext = |i: i32| -> A { border_index_i32(i, n, mode).map_or(cval, at) };
+    let put = |i: i32, v: A| unsafe { y.add((base + i as u64 * inner) as usize).write(out(v)) };
+
+    let mut acc = A::ZERO;
+    for k in 0..size {
+        acc = acc.plus(ext(start as i32 - before + k));
+    }
+    put(start as i32, acc);
+    let (mut i, end) = (start as i32 + 1, end as i32);
+    // Output i reads x̃[i − before + size − 1] in and x̃[i − before − 1] out: both inside the line
+    // for i in [before + 1, n − size + before + 1).
+    let (lo, hi) = ((before + 1).min(end), (n - size + before + 1).min(end));
+    while i < lo {
+        acc = acc.slide(ext(i - before + size - 1), ext(i - before - 1));
+        put(i, acc);
+        i += 1;
+    }
+    while i + UNROLL as i32 <= hi {
+        let mut enter = [A::ZERO; UNROLL];
+        let mut leave = [A::ZERO; UNROLL];
+        crate::unroll!(UNROLL, |u| {
+            enter[u] = at(i + u as i32 - before + size - 1);
+        });
+        crate::unroll!(UNROLL, |u| {
+            leave[u] = at(i + u as i32 - before - 1);
+        });
+        crate::unroll!(UNROLL, |u| {
+            acc = acc.slide(enter[u], leave[u]);
+            put(i + u as i32, acc);
+        });
+        i += UNROLL as i32;
+    }
+    while i < hi {
+        acc = acc.slide(at(i - before + size - 1), at(i - before - 1));
+        put(i, acc);
+        i += 1;
+    }
+    while i < end {
+        acc = acc.slide(ext(i - before + size - 1), ext(i - before - 1));
+        put(i, acc);
+        i += 1;
+    }
+}
+
+/// The element an axis op writes: the input type for the mean, the accumulator for the sums.
+macro_rules! axis_out {
+    (Mean, $i:ty, $a:ty) => {
+        $i
+    };
+    (Sum, $i:ty, $a:ty) => {
+        $a
+    };
+    (SumSq, $i:ty, $a:ty) => {
+        $a
+    };
+}
+
+macro_rules! axis_entries {
+    ($($name:ident: $op:ident, $i:ty, $a:ty;)*) => {$(
+        /// Axis pass `
+        #[doc = stringify!($op)]
+        /// ` of
+        #[doc = stringify!($i)]
+        /// ` in `
+        #[doc = stringify!($a)]
+        /// `.
+        ///
+        /// # Safety
+        /// As `axis_pass`.
+        #[unsafe(export_name = crate::axis_kernel_name!($op, $i, $a))]
+        pub unsafe extern "ptx-kernel" fn $name(x: *const $i, y: *mut axis_out!($op, $i, $a), a: AxisArgs) {
+            let out = |s: $a| -> axis_out!($op, $i, $a) {
+                match AxisOp::$op {
+                    // scipy writes `sum / size` (a division, not a reciprocal's product).
+                    AxisOp::Mean => <$i as AxisIn>::from_f64(s as f64 / a.size as f64) as _,
+                    _ => s as _,
+                }
+            };
+            unsafe { axis_pass::<$i, $a, _>(x, y, &a, AxisOp::$op, out) }
+        }
+    )*};
+}
+crate::for_each_axis_instance!(axis_entries);
+
+/// Mean and population variance of every box from its sums and squares ([`moments`]).
+///
+/// # Safety
+/// The four buffers hold `a.len` elements; one thread per element.
+#[inline(always)]
+unsafe fn box_moments<S: Acc, Q: Acc>(
+    s: *const S,
+    q: *const Q,
+    float: bool,
+    a: &MomentsArgs,
+    mut write: impl FnMut(usize, f64, f64),
+) {
+    let i = global_thread_idx();
+    if i >= a.len {
+        return;
+    }
+    let i = i as usize;
+    // SAFETY: i < len.
+    let (sum, squares) = unsafe { (*s.add(i), *q.add(i)) };
+    let (mean, variance) = moments(sum, squares, float, a.samples, a.inv_n, a.inv_n2);
+    write(i, mean, variance);
+}
+
+macro_rules! moments_entries {
+    ($($name:ident: $s:ty, $q:ty, $f:ty, $float:literal;)*) => {$(
+        /// Box moments into `
+        #[doc = stringify!($f)]
+        /// `.
+        ///
+        /// # Safety
+        /// As `box_moments`.
+        #[unsafe(export_name = crate::axis_moments_name!($s, $q, $f))]
+        pub unsafe extern "ptx-kernel" fn $name(s: *const $s, q: *const $q, mean: *mut $f, var: *mut $f, a: MomentsArgs) {
+            // SAFETY: i < len for both outputs.
+            unsafe {
+                box_moments(s, q, $float, &a, |i, m, v| {
+                    mean.add(i).write(m as $f);
+                    var.add(i).write(v as $f);
+                })
+            }
+        }
+    )*};
+}
+
+crate::for_each_axis_moments!(moments_entries);

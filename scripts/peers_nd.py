@@ -1,0 +1,61 @@
+"""Times cupyx.scipy.ndimage on the n-D workloads of examples/volumes.rs (same shapes, reflect
+border), on the GPU the example ran on, in the same call: median of CUDA-event times after
+warm-up, a fresh output per call. Prints one row per op and writes CSV to argv[1] if given.
+
+    python3 scripts/peers_nd.py [rows.csv]
+"""
+import sys
+
+import cupy as cp
+import cupyx.scipy.ndimage as nd
+
+
+def median_us(f, runs=20):
+    for _ in range(3):
+        f()
+    times = []
+    for _ in range(runs):
+        a, b = cp.cuda.Event(), cp.cuda.Event()
+        a.record()
+        f()
+        b.record()
+        b.synchronize()
+        times.append(cp.cuda.get_elapsed_time(a, b) * 1e3)
+    times.sort()
+    return times[len(times) // 2]
+
+
+rng = cp.random.default_rng(512)
+xf = rng.random((512, 512, 512), dtype=cp.float32)
+xu = (rng.random((256, 1024, 1024), dtype=cp.float32) * 255).astype(cp.uint8)
+xu512 = (rng.random((512, 512, 512), dtype=cp.float32) * 255).astype(cp.uint8)
+rows = []
+
+
+def row(op, shape, f, runs=20):
+    us = median_us(f, runs)
+    rows.append((op, shape, us))
+    print(f"{op:<44} {shape:>22} {us:>10.1} µs", flush=True)
+
+
+def local_mean_variance(x, k):
+    xf64 = x.astype(cp.float64)
+    m = nd.uniform_filter(xf64, k, mode="reflect")
+    return m.astype(cp.float32), (nd.uniform_filter(xf64 * xf64, k, mode="reflect") - m * m).astype(cp.float32)
+
+
+fs, us, u5 = "[512, 512, 512] f32", "[256, 1024, 1024] u8", "[512, 512, 512] u8"
+for axis in range(3):
+    for size in (5, 31):
+        row(f"uniform_filter1d w{size} axis {axis}", fs, lambda: nd.uniform_filter1d(xf, size, axis, mode="reflect"))
+        row(f"uniform_filter1d w{size} axis {axis}", us, lambda: nd.uniform_filter1d(xu, size, axis, mode="reflect"))
+    row(f"running max w31 axis {axis}", fs, lambda: nd.maximum_filter1d(xf, 31, axis, mode="reflect"))
+    row(f"running max w31 axis {axis}", us, lambda: nd.maximum_filter1d(xu, 31, axis, mode="reflect"))
+row("gaussian_nd σ=2", fs, lambda: nd.gaussian_filter(xf, 2.0, mode="reflect"))
+for k in (5, 31):
+    row(f"dilate_nd {k}³", u5, lambda: nd.grey_dilation(xu512, size=(k, k, k), mode="reflect"), runs=5 if k == 31 else 20)
+row("local_mean_variance_nd 15³ → f32", u5, lambda: local_mean_variance(xu512, 15), runs=5)
+row("local_mean_variance_nd 15³ → f32", fs, lambda: local_mean_variance(xf, 15), runs=5)
+if len(sys.argv) > 1:
+    with open(sys.argv[1], "w") as f:
+        f.write("op,shape,cupyx_us\n" + "".join(f"{o},{s},{u:.2}\n" for o, s, u in rows))
