@@ -13,7 +13,11 @@
 //! run added in order, then each next one as `acc + (entering − leaving)`. A *run* is the stretch
 //! of a line one thread walks: the whole line for the scipy mean (so the f64 running sum rounds
 //! exactly as scipy's does), strips of it for exact integer sums (wrapping arithmetic makes every
-//! split give the same integers). A [`Mean`](AxisOp::Mean) writes `acc / size` converted to the
+//! split give the same integers). Along the last axis (`inner = 1`) a thread's line is
+//! contiguous, so a warp's 32 lines would cost 32 memory transactions per step: that kernel
+//! (`rows`) stages `ROWS_CHUNK` positions of `ROWS_LINES` lines per step in a shared ring by
+//! coalesced warp loads, walks each line there and stores its outputs through a shared tile.
+//! A [`Mean`](AxisOp::Mean) writes `acc / size` converted to the
 //! element type as a C cast does (truncated toward zero); a [`Sum`](AxisOp::Sum) or
 //! [`SumSq`](AxisOp::SumSq) writes `acc` itself.
 
@@ -26,6 +30,29 @@ pub const AXIS_BLOCK: u32 = 256;
 /// Largest axis length and window the axis kernels take (the border mapping is 32-bit:
 /// `border_index_i32` needs `|i|` and `2n` below 2^31).
 pub const AXIS_MAX_SIDE: u64 = 1 << 30;
+
+/// Lines one block of the last-axis kernel walks (a thread each).
+pub const ROWS_LINES: u32 = 64;
+/// Positions of every line the last-axis kernel stages per step (a warp load of 32 elements of
+/// one line per lane group), and the outputs each thread writes per step.
+pub const ROWS_CHUNK: u32 = 32;
+/// Positions of a line the last-axis kernel keeps in its shared ring (a power of two).
+pub const ROWS_RING: u32 = 64;
+/// Largest window the last-axis kernel takes: the ring holds a step's positions and the window
+/// behind them (`ROWS_CHUNK + size ≤ ROWS_RING`); wider ones walk the line from global memory.
+pub const ROWS_MAX_WINDOW: u32 = ROWS_RING - ROWS_CHUNK;
+
+/// Dynamic shared memory of one last-axis block: the ring of `ROWS_LINES × (ROWS_RING + 1)`
+/// accumulators (a pad per line, so a warp's threads on 32 lines hit 32 banks) and the output
+/// tile of `ROWS_LINES × (ROWS_CHUNK + 1)` outputs after it (8-byte aligned).
+pub const fn rows_shared_bytes(acc_bytes: usize, out_bytes: usize) -> usize {
+    rows_tile_offset(acc_bytes) + (ROWS_LINES * (ROWS_CHUNK + 1)) as usize * out_bytes
+}
+
+/// Byte offset of the last-axis kernel's output tile in its shared memory.
+pub const fn rows_tile_offset(acc_bytes: usize) -> usize {
+    ((ROWS_LINES * (ROWS_RING + 1)) as usize * acc_bytes).next_multiple_of(8)
+}
 
 /// What an axis pass computes from its window sums.
 #[repr(u32)]
@@ -151,13 +178,16 @@ macro_rules! float_acc {
 }
 float_acc!(u8, u16, f32, f64);
 
-/// Symbol of an axis kernel: `op` of input `$i` accumulated in `$a`.
+/// Symbol of an axis kernel: `op` of input `$i` accumulated in `$a`, walking lines along a
+/// strided axis (`$kind` = `lines`) or staging rows of the last axis (`rows`).
 #[macro_export]
 macro_rules! axis_kernel_name {
-    ($op:ident, $i:ty, $a:ty) => {
+    ($kind:ident, $op:ident, $i:ty, $a:ty) => {
         concat!(
             $crate::kernel_prefix!(),
             "axis_",
+            stringify!($kind),
+            "_",
             stringify!($op),
             "_",
             stringify!($i),

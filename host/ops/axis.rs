@@ -16,7 +16,9 @@ use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
 use crate::abi::FastDiv;
-use crate::abi::axis::{AXIS_BLOCK, AXIS_MAX_SIDE, AxisArgs, MomentsArgs};
+use crate::abi::axis::{
+    AXIS_BLOCK, AXIS_MAX_SIDE, AxisArgs, MomentsArgs, ROWS_LINES, ROWS_MAX_WINDOW, rows_shared_bytes,
+};
 use crate::array::{DeviceArray, Operand};
 use crate::border::Border;
 use crate::error::{Error, Result};
@@ -34,11 +36,27 @@ macro_rules! axis_table {
         #[doc(hidden)]
         pub enum AxisInstance { $($name),* }
 
-        /// Every axis kernel's symbol, in `AxisInstance` order.
-        const AXIS_NAMES: [&str; [$(stringify!($name)),*].len()] = [$(crate::axis_kernel_name!($op, $i, $a)),*];
+        /// Every axis kernel's symbol, in `AxisInstance` order: the strided-line kernel, then the
+        /// last-axis one.
+        const AXIS_NAMES: [[&str; 2]; [$(stringify!($name)),*].len()] =
+            [$([crate::axis_kernel_name!(lines, $op, $i, $a), crate::axis_kernel_name!(rows, $op, $i, $a)]),*];
     };
 }
 crate::for_each_axis_instance!(axis_table);
+
+macro_rules! axis_acc_bytes {
+    ($($name:ident: $op:ident, $i:ty, $a:ty;)*) => {
+        impl AxisInstance {
+            /// Bytes of the instance's accumulator (the last-axis kernel's ring).
+            fn acc_bytes(self) -> usize {
+                match self {
+                    $(AxisInstance::$name => size_of::<$a>()),*
+                }
+            }
+        }
+    };
+}
+crate::for_each_axis_instance!(axis_acc_bytes);
 
 macro_rules! moments_table {
     ($($name:ident: $s:ty, $q:ty, $f:ty, $float:literal;)*) => {
@@ -62,14 +80,15 @@ unsafe impl DeviceRepr for MomentsArgs {}
 
 /// The axis family's state on one `Gpu`: its kernels.
 pub(crate) struct AxisKernels {
-    passes: [KernelId; AXIS_NAMES.len()],
+    /// Per instance: the strided-line kernel, the last-axis kernel.
+    passes: Vec<[KernelId; 2]>,
     moments: [KernelId; MOMENTS_NAMES.len()],
 }
 
 impl Family for AxisKernels {
     fn load(k: &mut Resolver) -> Result<Self> {
         Ok(AxisKernels {
-            passes: k.all(AXIS_NAMES)?,
+            passes: AXIS_NAMES.iter().map(|&pair| k.all(pair)).collect::<Result<_>>()?,
             moments: k.all(MOMENTS_NAMES)?,
         })
     }
@@ -179,21 +198,25 @@ impl Gpu {
         if total == 0 {
             return Ok(());
         }
-        for (what, v) in [("the axis", n), ("the window", pass.size)] {
+        for (what, v) in [("an axis pass's line", n), ("an axis pass's window", pass.size)] {
             if v as u64 > AXIS_MAX_SIDE {
                 return Err(Error::WindowTooLarge {
                     window: v,
                     max: AXIS_MAX_SIDE as usize,
-                    what: if what == "the axis" {
-                        "an axis pass's line"
-                    } else {
-                        "an axis pass's window"
-                    },
+                    what,
                 });
             }
         }
+        if inner > u32::MAX as usize || outer > u32::MAX as usize {
+            return Err(Error::Unsupported {
+                variant: "axis pass",
+                reason: format!("an array of shape {shape:?} has more than 2^32 lines"),
+            });
+        }
         let lines = (outer * inner) as u64;
-        let strip = if pass.whole_lines {
+        // Along the last axis a thread's line is contiguous: stage it through shared memory.
+        let rows = inner == 1 && pass.size <= ROWS_MAX_WINDOW as usize;
+        let strip = if pass.whole_lines || rows {
             n as u64
         } else {
             let runs = TARGET_THREADS.div_ceil(lines).max(1);
@@ -218,25 +241,29 @@ impl Gpu {
             mode: pass.mode,
             cval: pass.cval,
         };
-        if inner > u32::MAX as usize || outer > u32::MAX as usize {
-            return Err(Error::Unsupported {
-                variant: "axis pass",
-                reason: format!("an array of shape {shape:?} has more than 2^32 lines"),
-            });
-        }
-        let func = self.kernel(self.family::<AxisKernels>()?.passes[pass.instance as usize])?;
+        let func = self.kernel(self.family::<AxisKernels>()?.passes[pass.instance as usize][rows as usize])?;
         let _order = self.order_after([x.stream(), y.stream()])?;
         let mut b = func.launch_on(self)?;
         b.arg(x).arg(y).arg(&args);
-        let cfg = LaunchConfig {
-            grid_dim: (threads.div_ceil(AXIS_BLOCK), 1, 1),
-            block_dim: (AXIS_BLOCK, 1, 1),
-            shared_mem_bytes: 0,
+        let cfg = if rows {
+            LaunchConfig {
+                grid_dim: ((outer as u32).div_ceil(ROWS_LINES), 1, 1),
+                block_dim: (ROWS_LINES, 1, 1),
+                shared_mem_bytes: rows_shared_bytes(pass.instance.acc_bytes(), size_of::<O>()) as u32,
+            }
+        } else {
+            LaunchConfig {
+                grid_dim: (threads.div_ceil(AXIS_BLOCK), 1, 1),
+                block_dim: (AXIS_BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            }
         };
         // SAFETY: every axis entry is `(x: *const I, y: *mut O, a: AxisArgs)` for the instance's
         // I and O (the callers pair instances with buffer types); both hold `outer · n · inner`
-        // elements (checked above); the grid covers `threads` threads and the kernel returns for
-        // the rest; it reads only x and writes only y.
+        // elements (checked above); the line kernel's grid covers `threads` threads and returns
+        // for the rest; the rows kernel (inner = 1, size ≤ ROWS_MAX_WINDOW) gets a block per
+        // ROWS_LINES lines and the shared memory `rows_shared_bytes` gives for its accumulator
+        // and output; both read only x and write only y.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }

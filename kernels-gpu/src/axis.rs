@@ -11,9 +11,12 @@
 //! whose window lies inside the line run unrolled by [`UNROLL`] with no border test: the loads of
 //! eight steps are issued before any sum, so each thread has eight loads in flight.
 
-use crate::abi::axis::{AxisAcc, AxisArgs, AxisIn, AxisOp, BorderMode, MomentsArgs, border_index_i32};
+use crate::abi::axis::{
+    AxisAcc, AxisArgs, AxisIn, AxisOp, BorderMode, MomentsArgs, ROWS_CHUNK, ROWS_LINES, ROWS_RING, border_index_i32,
+    rows_tile_offset,
+};
 use crate::abi::window::{Acc, moments};
-use crate::device::global_thread_idx;
+use crate::device::{block_idx, dynamic_shared, global_thread_idx, sync_threads, thread_idx};
 
 /// Steps of the border-free part issued together.
 const UNROLL: usize = 8;
@@ -100,6 +103,100 @@ unsafe fn axis_pass<I: AxisIn, A: AxisAcc<I>, O>(
     }
 }
 
+/// Lines of a last-axis block each warp stages (the block is `ROWS_LINES` threads).
+const LINES_PER_WARP: usize = ROWS_LINES as usize / 32;
+
+/// One pass along the last axis (`inner = 1`, the host's `outer` lines of `n` samples) for
+/// windows of at most `ROWS_MAX_WINDOW`: thread `t` of a block owns line `ROWS_LINES · block + t`.
+/// Per step the block stages the next `ROWS_CHUNK` extended positions of its lines in a shared
+/// ring of `ROWS_RING` per line (lane `l` of a warp loads position `p + l` of one line: one
+/// coalesced warp load per line), each thread slides its window over the step's positions
+/// exactly as [`axis_pass`] does (the same sums in the same order), writes its outputs to a
+/// shared tile, and warps store the tile a line per load. Positions past the line's ends are
+/// mapped by the border at staging.
+///
+/// # Safety
+/// `x` and `y` hold `outer · n` elements; `ROWS_LINES` threads per block, enough blocks for the
+/// lines, and `rows_shared_bytes(size_of::<A>(), size_of::<O>())` of dynamic shared memory.
+#[inline(always)]
+unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
+    x: *const I,
+    y: *mut O,
+    a: &AxisArgs,
+    op: AxisOp,
+    out: impl Fn(A) -> O,
+) {
+    let lines = a.outer.d;
+    let t = thread_idx();
+    let (warp, lane) = (t as usize / 32, t as i32 % 32);
+    let first = block_idx() * ROWS_LINES;
+    let (n, size, before) = (a.n as i32, a.size as i32, a.before as i32);
+    let after = size - 1 - before;
+    let square = op as u32 == AxisOp::SumSq as u32;
+    let mode = BorderMode::from_code(a.mode);
+    let cval = A::from_cval(a.cval);
+    const RING: usize = ROWS_RING as usize + 1;
+    const TILE: usize = ROWS_CHUNK as usize + 1;
+    // SAFETY: the host sizes the dynamic shared memory for both.
+    let ring: *mut A = unsafe { dynamic_shared::<A>() };
+    let tile: *mut O = unsafe { dynamic_shared::<u8>().add(rows_tile_offset(size_of::<A>())) as *mut O };
+    let slot = |p: i32| ((p + before) as u32 & (ROWS_RING - 1)) as usize;
+    // Stages extended positions [p0, p0 + count) of every line of the block (count ≤ 32): all of
+    // a warp's loads first, then the ring stores.
+    let stage = |p0: i32, count: i32| {
+        let p = p0 + lane;
+        let mut v = [A::ZERO; LINES_PER_WARP];
+        crate::unroll!(LINES_PER_WARP, |k| {
+            let line = first + (warp + 2 * k) as u32;
+            if lane < count && line < lines {
+                let base = line as u64 * a.n as u64;
+                // SAFETY: j < n on the line.
+                v[k] = border_index_i32(p, n, mode)
+                    .map_or(cval, |j| A::lift(unsafe { *x.add((base + j as u64) as usize) }, square));
+            }
+        });
+        crate::unroll!(LINES_PER_WARP, |k| {
+            if lane < count {
+                // SAFETY: inside the ring.
+                unsafe { ring.add((warp + 2 * k) * RING + slot(p)).write(v[k]) };
+            }
+        });
+    };
+    let own = unsafe { ring.add(t as usize * RING) };
+    let at = |p: i32| -> A { unsafe { *own.add(slot(p)) } };
+    stage(-before, size - 1);
+    let mut acc = A::ZERO;
+    let mut o0 = 0;
+    while o0 < n {
+        let count = (n - o0).min(ROWS_CHUNK as i32);
+        stage(o0 + after, count);
+        // SAFETY: every thread of the block reaches both barriers (the loop bound is uniform).
+        unsafe { sync_threads() };
+        for j in 0..count {
+            let o = o0 + j;
+            acc = if o == 0 {
+                (-before..=after).fold(A::ZERO, |s, p| s.plus(at(p)))
+            } else {
+                acc.slide(at(o + after), at(o - before - 1))
+            };
+            // SAFETY: inside the tile.
+            unsafe { tile.add(t as usize * TILE + j as usize).write(out(acc)) };
+        }
+        unsafe { sync_threads() };
+        crate::unroll!(LINES_PER_WARP, |k| {
+            let line = first + (warp + 2 * k) as u32;
+            if lane < count && line < lines {
+                // SAFETY: o0 + lane < n on the line; the tile row was written above.
+                unsafe {
+                    let v = *tile.add((warp + 2 * k) * TILE + lane as usize);
+                    y.add((line as u64 * a.n as u64 + (o0 + lane) as u64) as usize).write(v);
+                }
+            }
+        });
+        o0 += ROWS_CHUNK as i32;
+    }
+}
+
 /// The element an axis op writes: the input type for the mean, the accumulator for the sums.
 macro_rules! axis_out {
     (Mean, $i:ty, $a:ty) => {
@@ -121,20 +218,32 @@ macro_rules! axis_entries {
         #[doc = stringify!($i)]
         /// ` in `
         #[doc = stringify!($a)]
-        /// `.
-        ///
-        /// # Safety
-        /// As `axis_pass`.
-        #[unsafe(export_name = crate::axis_kernel_name!($op, $i, $a))]
-        pub unsafe extern "ptx-kernel" fn $name(x: *const $i, y: *mut axis_out!($op, $i, $a), a: AxisArgs) {
-            let out = |s: $a| -> axis_out!($op, $i, $a) {
-                match AxisOp::$op {
+        /// ` along a strided axis, and (`rows`) along the last axis.
+        pub mod $name {
+            use super::*;
+            type Out = axis_out!($op, $i, $a);
+
+            fn out(size: u32) -> impl Fn($a) -> Out {
+                move |s: $a| match AxisOp::$op {
                     // scipy writes `sum / size` (a division, not a reciprocal's product).
-                    AxisOp::Mean => <$i as AxisIn>::from_f64(s as f64 / a.size as f64) as _,
-                    _ => s as _,
+                    AxisOp::Mean => <$i as AxisIn>::from_f64(s as f64 / size as f64) as Out,
+                    _ => s as Out,
                 }
-            };
-            unsafe { axis_pass::<$i, $a, _>(x, y, &a, AxisOp::$op, out) }
+            }
+
+            /// # Safety
+            /// As `axis_pass`.
+            #[unsafe(export_name = crate::axis_kernel_name!(lines, $op, $i, $a))]
+            pub unsafe extern "ptx-kernel" fn lines(x: *const $i, y: *mut Out, a: AxisArgs) {
+                unsafe { axis_pass::<$i, $a, _>(x, y, &a, AxisOp::$op, out(a.size)) }
+            }
+
+            /// # Safety
+            /// As `axis_rows`.
+            #[unsafe(export_name = crate::axis_kernel_name!(rows, $op, $i, $a))]
+            pub unsafe extern "ptx-kernel" fn rows(x: *const $i, y: *mut Out, a: AxisArgs) {
+                unsafe { axis_rows::<$i, $a, _>(x, y, &a, AxisOp::$op, out(a.size)) }
+            }
         }
     )*};
 }
