@@ -1,0 +1,350 @@
+"""gpuprims: GPU image and signal primitives written in Rust, under the names Python users know.
+
+scipy.ndimage names (n-dimensional, a size or sigma per axis)::
+
+    grey_dilation, grey_erosion, grey_opening, grey_closing, morphological_gradient,
+    maximum_filter, minimum_filter, uniform_filter, uniform_filter1d, correlate1d,
+    convolve1d, gaussian_filter, sobel
+
+torch.nn.functional names (over the last two axes)::
+
+    max_pool2d, avg_pool2d
+
+and gpuprims's own ``local_mean_variance``. Arrays go in as NumPy arrays and come back as new
+NumPy arrays (the input is never modified); the work runs on CUDA device 0 with the GIL released.
+``import gpuprims`` works without a GPU; a call then raises ``RuntimeError``.
+
+Where the semantics differ from scipy, the docstring says so. What is not supported — a
+``footprint`` or ``structure``, a nonzero ``origin``, an even size for the maximum and minimum
+filters, an unsupported dtype — raises ``NotImplementedError`` or ``TypeError`` naming it, never a
+silent difference.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import _native
+
+__all__ = [
+    "avg_pool2d",
+    "convolve1d",
+    "correlate1d",
+    "device",
+    "gaussian_filter",
+    "grey_closing",
+    "grey_dilation",
+    "grey_erosion",
+    "grey_opening",
+    "local_mean_variance",
+    "max_pool2d",
+    "maximum_filter",
+    "minimum_filter",
+    "morphological_gradient",
+    "sobel",
+    "uniform_filter",
+    "uniform_filter1d",
+]
+
+# scipy's mode names, and its aliases, as the modes gpuprims implements.
+_MODES = {
+    "reflect": "reflect",
+    "grid-mirror": "reflect",
+    "constant": "constant",
+    "grid-constant": "constant",
+    "nearest": "nearest",
+    "mirror": "mirror",
+    "wrap": "wrap",
+    "grid-wrap": "wrap",
+}
+_MORPH_DTYPES = (np.uint8, np.uint16, np.float32)
+_UNIFORM_DTYPES = (np.uint8, np.uint16, np.float32, np.float64)
+
+
+def device():
+    """``(True, name)`` when a CUDA device can be used, else ``(False, reason)``."""
+    return _native.device()
+
+
+def _mode(mode):
+    if not isinstance(mode, str):
+        raise TypeError(f"gpuprims: mode must be a string, got {type(mode).__name__}")
+    try:
+        return _MODES[mode]
+    except KeyError:
+        raise ValueError(f"gpuprims: unknown mode {mode!r}; scipy's modes are {sorted(_MODES)}") from None
+
+
+def _cval(cval):
+    cval = float(cval)
+    if not np.isfinite(cval):
+        raise ValueError(f"gpuprims: cval must be finite, got {cval}")
+    return cval
+
+
+def _array(x, dtypes, op):
+    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack_device__") and not isinstance(x, np.ndarray):
+        raise TypeError(
+            f"gpuprims.{op}: this build takes NumPy arrays; got {type(x).__module__}.{type(x).__name__} "
+            "(convert with .get() / .cpu().numpy())"
+        )
+    x = np.asarray(x)
+    if x.dtype.type not in dtypes:
+        names = ", ".join(np.dtype(d).name for d in dtypes)
+        raise TypeError(f"gpuprims.{op} takes {names} arrays, got {x.dtype}")
+    if x.ndim == 0:
+        raise ValueError(f"gpuprims.{op}: a 0-dimensional array has no axis to filter")
+    return x
+
+
+def _per_axis(value, ndim, name, kind=int):
+    """scipy's scalar-or-sequence argument as one value per axis."""
+    if isinstance(value, (numbers.Number, np.number)):
+        values = [value] * ndim
+    else:
+        values = list(value)
+        if len(values) != ndim:
+            raise ValueError(f"gpuprims: {name} has {len(values)} entries for a {ndim}-dimensional array")
+    out = []
+    for v in values:
+        if kind is int:
+            if isinstance(v, bool) or not float(v).is_integer():
+                raise TypeError(f"gpuprims: {name} entries must be integers, got {v!r}")
+            v = int(v)
+            if v < 1:
+                raise ValueError(f"gpuprims: {name} entries must be at least 1, got {v}")
+        else:
+            v = float(v)
+            if not np.isfinite(v) or v < 0:
+                raise ValueError(f"gpuprims: {name} entries must be finite and non-negative, got {v}")
+        out.append(v)
+    return out
+
+
+def _axis(axis, ndim):
+    if isinstance(axis, bool) or not isinstance(axis, (numbers.Integral, np.integer)):
+        raise TypeError(f"gpuprims: axis must be an integer, got {axis!r}")
+    a = int(axis) + ndim if axis < 0 else int(axis)
+    if not 0 <= a < ndim:
+        raise ValueError(f"gpuprims: axis {axis} is out of range for a {ndim}-dimensional array")
+    return a
+
+
+def _no(name, value, default=None):
+    if value is not default and not (default == 0 and np.all(np.asarray(value) == 0)):
+        raise NotImplementedError(f"gpuprims: {name} is not supported (boxes given by size only)")
+
+
+def _output(result, output, op):
+    """scipy's ``output``: None, a dtype, or an array written in place (and returned)."""
+    if output is None:
+        return result
+    if isinstance(output, np.ndarray):
+        if output.shape != result.shape:
+            raise ValueError(f"gpuprims.{op}: output has shape {output.shape}, the result {result.shape}")
+        output[...] = result
+        return output
+    return result.astype(np.dtype(output))
+
+
+def _morph(op, name, input, size, footprint, structure, output, mode, cval, origin):
+    _no("footprint", footprint)
+    _no("structure", structure)
+    _no("origin", origin, 0)
+    x = _array(input, _MORPH_DTYPES, name)
+    if size is None:
+        raise TypeError(f"gpuprims.{name}: size is required (footprint and structure are not supported)")
+    sizes = _per_axis(size, x.ndim, "size")
+    y = _native.morphology(op, x, sizes, _mode(mode), _cval(cval))
+    return _output(y, output, name)
+
+
+def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.grey_dilation with a box ``size``, bit for bit (even sizes anchored as scipy
+    mirrors the box). uint8, uint16, float32; NaN in a window gives NaN."""
+    return _morph("dilation", "grey_dilation", input, size, footprint, structure, output, mode, cval, origin)
+
+
+def grey_erosion(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.grey_erosion with a box ``size``, bit for bit."""
+    return _morph("erosion", "grey_erosion", input, size, footprint, structure, output, mode, cval, origin)
+
+
+def grey_opening(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.grey_opening (erosion, then dilation) with a box ``size``."""
+    return _morph("opening", "grey_opening", input, size, footprint, structure, output, mode, cval, origin)
+
+
+def grey_closing(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.grey_closing (dilation, then erosion) with a box ``size``."""
+    return _morph("closing", "grey_closing", input, size, footprint, structure, output, mode, cval, origin)
+
+
+def morphological_gradient(
+    input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0
+):
+    """scipy.ndimage.morphological_gradient (dilation − erosion) with a box ``size``."""
+    return _morph("gradient", "morphological_gradient", input, size, footprint, structure, output, mode, cval, origin)
+
+
+def _extremum_filter(op, name, input, size, footprint, output, mode, cval, origin, axes):
+    if axes is not None:
+        raise NotImplementedError(f"gpuprims.{name}: axes is not supported")
+    x = _array(input, _MORPH_DTYPES, name)
+    if size is None:
+        raise TypeError(f"gpuprims.{name}: size is required (footprint is not supported)")
+    if any(s % 2 == 0 for s in _per_axis(size, x.ndim, "size")):
+        raise NotImplementedError(
+            f"gpuprims.{name}: even sizes are anchored differently from grey_dilation; odd sizes only"
+        )
+    return _morph(op, name, x, size, footprint, None, output, mode, cval, origin)
+
+
+def maximum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.maximum_filter with an odd box ``size`` (equal to grey_dilation there)."""
+    return _extremum_filter("dilation", "maximum_filter", input, size, footprint, output, mode, cval, origin, axes)
+
+
+def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.minimum_filter with a box ``size`` (equal to grey_erosion)."""
+    if axes is not None:
+        raise NotImplementedError("gpuprims.minimum_filter: axes is not supported")
+    return _morph("erosion", "minimum_filter", input, size, footprint, None, output, mode, cval, origin)
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.uniform_filter, bit for bit: one uniform_filter1d per axis in axis order, each
+    an f64 running sum divided by the size and written in the input's dtype (integers truncated),
+    as scipy computes it. ``cval`` is first converted to the dtype (rounded for integers)."""
+    if axes is not None:
+        raise NotImplementedError("gpuprims.uniform_filter: axes is not supported")
+    _no("origin", origin, 0)
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter")
+    sizes = _per_axis(size, x.ndim, "size")
+    return _output(_native.uniform(x, sizes, _mode(mode), _cval(cval)), output, "uniform_filter")
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.uniform_filter1d along any axis, bit for bit (see uniform_filter)."""
+    _no("origin", origin, 0)
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d")
+    a = _axis(axis, x.ndim)
+    sizes = [1] * x.ndim
+    sizes[a] = _per_axis(size, 1, "size")[0]
+    return _output(_native.uniform(x, sizes, _mode(mode), _cval(cval)), output, "uniform_filter1d")
+
+
+def _taps(weights):
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != 1 or w.size == 0:
+        raise ValueError("gpuprims: weights must be a non-empty 1-D sequence")
+    if not np.all(np.isfinite(w)):
+        raise ValueError("gpuprims: weights must be finite")
+    return [float(v) for v in w]
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.correlate1d along any axis (taps centred at len // 2, in f64 in scipy's
+    summation order, written in the input's dtype). uint8, uint16, float32. Integer results that
+    fall outside the dtype saturate (scipy's C cast is platform-defined there)."""
+    _no("origin", origin, 0)
+    x = _array(input, _MORPH_DTYPES, "correlate1d")
+    y = _native.correlate1d(x, _taps(weights), _axis(axis, x.ndim), _mode(mode), _cval(cval))
+    return _output(y, output, "correlate1d")
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.convolve1d: correlate1d with the weights reversed (and, for an even count,
+    the centre moved as scipy moves it)."""
+    _no("origin", origin, 0)
+    w = _taps(weights)[::-1]
+    if len(w) % 2 == 0:
+        raise NotImplementedError("gpuprims.convolve1d: an even number of weights needs scipy's origin shift")
+    return correlate1d(input, w, axis, output, mode, cval)
+
+
+def gaussian_filter(
+    input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None, axes=None
+):
+    """scipy.ndimage.gaussian_filter with a sigma per axis (0 leaves an axis alone) and
+    ``truncate``: one correlate1d per axis in axis order, each written in the input's dtype. The
+    taps use the C library's exp, which can differ from numpy's in the last bit, so an integer
+    output can differ from scipy's by 1 where a sum lands on an integer."""
+    if np.any(np.asarray(order) != 0):
+        raise NotImplementedError("gpuprims.gaussian_filter: derivative orders are not supported")
+    if radius is not None or axes is not None:
+        raise NotImplementedError("gpuprims.gaussian_filter: radius and axes are not supported")
+    x = _array(input, _MORPH_DTYPES, "gaussian_filter")
+    sigmas = _per_axis(sigma, x.ndim, "sigma", float)
+    truncate = float(truncate)
+    if not np.isfinite(truncate) or truncate < 0:
+        raise ValueError(f"gpuprims: truncate must be finite and non-negative, got {truncate}")
+    y = _native.gaussian(x, sigmas, truncate, _mode(mode), _cval(cval))
+    return _output(y, output, "gaussian_filter")
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.sobel along ``axis``: [-1, 0, 1] along it, [1, 2, 1] along every other axis,
+    each pass written in the output's dtype. ``output=np.int16`` with uint8 input (or float32
+    input) gives signed derivatives; in an unsigned dtype negative values saturate at 0. Under a
+    nonzero constant mode scipy applies the constant to each pass's intermediate; so does this."""
+    x = _array(input, _MORPH_DTYPES + (np.int16,), "sobel")
+    a = _axis(axis, x.ndim)
+    dtype = None if output is None or isinstance(output, np.ndarray) else np.dtype(output)
+    if dtype is not None and dtype != x.dtype:
+        if dtype == np.int16 and x.dtype == np.uint8:
+            y = _native.sobel(x.astype(np.float32), a, _mode(mode), _cval(cval))
+            return np.trunc(y).astype(np.int16)
+        raise NotImplementedError(f"gpuprims.sobel: {x.dtype} input with output {dtype}")
+    if x.dtype == np.int16:
+        raise TypeError("gpuprims.sobel takes uint8, uint16 or float32 arrays, got int16")
+    return _output(_native.sobel(x, a, _mode(mode), _cval(cval)), output, "sobel")
+
+
+def local_mean_variance(input, size, mode="reflect", cval=0.0, dtype=np.float32):
+    """gpuprims's local mean and population variance over boxes of ``size`` (one per axis or a
+    scalar): exact sums for integers (the variance rounded once), f64 sums for floats."""
+    x = _array(input, _UNIFORM_DTYPES, "local_mean_variance")
+    sizes = _per_axis(size, x.ndim, "size")
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise TypeError(f"gpuprims.local_mean_variance: dtype float32 or float64, got {dtype}")
+    return _native.local_mean_variance(x, sizes, _mode(mode), _cval(cval), np.dtype(dtype) == np.float64)
+
+
+def _pair(v, name):
+    if isinstance(v, (numbers.Integral, np.integer)):
+        v = (int(v), int(v))
+    v = tuple(int(a) for a in v)
+    if len(v) != 2:
+        raise ValueError(f"gpuprims: {name} takes one or two values, got {v}")
+    return v
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """torch.nn.functional.max_pool2d over the last two axes (any leading batch), PyTorch's output
+    size, padding and tie rules (the first of equal maxima, NaN wins). ``return_indices`` gives
+    int64 flat indices within each plane, as PyTorch."""
+    x = _array(input, _UNIFORM_DTYPES, "max_pool2d")
+    if x.ndim < 2:
+        raise ValueError("gpuprims.max_pool2d needs at least 2 dimensions")
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] else _pair(stride, "stride")
+    y, idx = _native.max_pool2d(
+        x, k, s, _pair(padding, "padding"), _pair(dilation, "dilation"), bool(ceil_mode), bool(return_indices)
+    )
+    return (y, idx) if return_indices else y
+
+
+def avg_pool2d(
+    input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None
+):
+    """torch.nn.functional.avg_pool2d over the last two axes (float32, float64)."""
+    x = _array(input, (np.float32, np.float64), "avg_pool2d")
+    if x.ndim < 2:
+        raise ValueError("gpuprims.avg_pool2d needs at least 2 dimensions")
+    k = _pair(kernel_size, "kernel_size")
+    s = k if stride is None or stride == [] else _pair(stride, "stride")
+    d = None if divisor_override is None else int(divisor_override)
+    if d is not None and d == 0:
+        raise ValueError("gpuprims.avg_pool2d: divisor_override must be nonzero")
+    return _native.avg_pool2d(x, k, s, _pair(padding, "padding"), bool(ceil_mode), bool(count_include_pad), d)

@@ -1,0 +1,266 @@
+//! `gpuprims._native`: the Rust core behind the Python package (PyO3, stable ABI). Each function
+//! takes a NumPy array of a supported dtype and the arguments already checked and normalized by
+//! `gpuprims/__init__.py` (scipy's or torch's names and conventions), runs the one Rust
+//! implementation with the GIL released, and returns a new NumPy array. The input is never
+//! modified.
+
+use std::sync::OnceLock;
+
+use gpuprims::{AvgPool2d, Border, Error, Gpu, Pool2d};
+use ndarray::ArrayD;
+use numpy::{IntoPyArray, PyReadonlyArrayDyn};
+use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// The process's GPU (device 0), opened on first use; `Err` says why there is none.
+fn gpu() -> PyResult<&'static Gpu> {
+    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
+    GPU.get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
+        .as_ref()
+        .map_err(|why| PyRuntimeError::new_err(format!("gpuprims: no usable CUDA device: {why}")))
+}
+
+/// gpuprims's typed errors as Python exceptions: bad arguments are `ValueError`, what a variant
+/// or type cannot run is `NotImplementedError`, the rest (driver, device) `RuntimeError`.
+fn py_err(e: Error) -> PyErr {
+    let msg = format!("gpuprims: {e}");
+    match e {
+        Error::InvalidArgument { .. } | Error::EmptyInput { .. } | Error::WindowTooLarge { .. } => {
+            PyValueError::new_err(msg)
+        }
+        Error::TooManyElements { .. } | Error::TooManyTaps { .. } | Error::Unsupported { .. } => {
+            PyNotImplementedError::new_err(msg)
+        }
+        _ => PyRuntimeError::new_err(msg),
+    }
+}
+
+/// scipy's `mode` and `cval` as a [`Border`] (the Python layer has already mapped scipy's aliases).
+fn border(mode: &str, cval: f64) -> PyResult<Border> {
+    Ok(match mode {
+        "constant" if cval == 0.0 => Border::Zero,
+        "constant" => Border::Constant(cval),
+        "nearest" => Border::Replicate,
+        "reflect" => Border::Reflect,
+        "mirror" => Border::Mirror,
+        "wrap" => Border::Wrap,
+        other => return Err(PyValueError::new_err(format!("gpuprims: unknown mode {other:?}"))),
+    })
+}
+
+/// An input array of one of the dtypes the ops take.
+#[derive(FromPyObject)]
+enum In<'py> {
+    U8(PyReadonlyArrayDyn<'py, u8>),
+    U16(PyReadonlyArrayDyn<'py, u16>),
+    F32(PyReadonlyArrayDyn<'py, f32>),
+    F64(PyReadonlyArrayDyn<'py, f64>),
+}
+
+impl In<'_> {
+    fn dtype(&self) -> &'static str {
+        match self {
+            In::U8(_) => "uint8",
+            In::U16(_) => "uint16",
+            In::F32(_) => "float32",
+            In::F64(_) => "float64",
+        }
+    }
+}
+
+fn unsupported(op: &str, x: &In<'_>, takes: &str) -> PyErr {
+    PyTypeError::new_err(format!("gpuprims.{op} takes {takes} arrays, got {}", x.dtype()))
+}
+
+/// Runs `$f(gpu, view)` with the GIL released and returns its array to Python, for the dtypes
+/// listed.
+macro_rules! dispatch {
+    ($py:expr, $x:expr, $op:literal, $takes:literal, [$($v:ident),*], |$g:ident, $a:ident| $body:expr) => {
+        match $x {
+            $(In::$v(arr) => {
+                let view = arr.as_array();
+                let $g = gpu()?;
+                let out = $py.detach(|| { let $a = &view; $body }).map_err(py_err)?;
+                Ok(out.into_pyarray($py).into_any().unbind())
+            })*
+            #[allow(unreachable_patterns)]
+            other => Err(unsupported($op, &other, $takes)),
+        }
+    };
+}
+
+/// Grey morphology by a box of `sizes` (one per axis): `op` is dilation, erosion, opening,
+/// closing or gradient.
+#[pyfunction]
+fn morphology(py: Python<'_>, op: &str, x: In<'_>, sizes: Vec<usize>, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    let op = op.to_owned();
+    dispatch!(py, x, "morphology", "uint8, uint16 or float32", [U8, U16, F32], |g, a| match op.as_str() {
+        "dilation" => g.dilate_nd(a, &sizes, b),
+        "erosion" => g.erode_nd(a, &sizes, b),
+        "opening" => g.opening_nd(a, &sizes, b),
+        "closing" => g.closing_nd(a, &sizes, b),
+        _ => g.morphological_gradient_nd(a, &sizes, b),
+    })
+}
+
+/// scipy's `uniform_filter` (sizes per axis) — `uniform_filter1d` is one axis of it.
+#[pyfunction]
+fn uniform(py: Python<'_>, x: In<'_>, sizes: Vec<usize>, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    dispatch!(py, x, "uniform_filter", "uint8, uint16, float32 or float64", [U8, U16, F32, F64], |g, a| g
+        .uniform_filter_nd(a, &sizes, b))
+}
+
+/// scipy's `correlate1d` (taps centred at `len / 2`).
+#[pyfunction]
+fn correlate1d(py: Python<'_>, x: In<'_>, taps: Vec<f64>, axis: usize, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    dispatch!(py, x, "correlate1d", "uint8, uint16 or float32", [U8, U16, F32], |g, a| g
+        .correlate1d(a, &taps, axis, b))
+}
+
+/// scipy's `gaussian_filter` (sigmas per axis).
+#[pyfunction]
+fn gaussian(
+    py: Python<'_>,
+    x: In<'_>,
+    sigmas: Vec<f64>,
+    truncate: f64,
+    mode: &str,
+    cval: f64,
+) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    dispatch!(py, x, "gaussian_filter", "uint8, uint16 or float32", [U8, U16, F32], |g, a| g
+        .gaussian_nd(a, &sigmas, truncate, b))
+}
+
+/// scipy's `sobel` along `axis`, in the input's dtype.
+#[pyfunction]
+fn sobel(py: Python<'_>, x: In<'_>, axis: usize, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    dispatch!(py, x, "sobel", "uint8, uint16 or float32", [U8, U16, F32], |g, a| g
+        .sobel_nd(a, axis, b))
+}
+
+/// gpuprims's local mean and population variance over boxes of `sizes`, as float32 or float64.
+#[pyfunction]
+fn local_mean_variance(
+    py: Python<'_>,
+    x: In<'_>,
+    sizes: Vec<usize>,
+    mode: &str,
+    cval: f64,
+    double: bool,
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    let b = border(mode, cval)?;
+    fn pair<T: numpy::Element>(py: Python<'_>, (m, v): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
+        (m.into_pyarray(py).into_any().unbind(), v.into_pyarray(py).into_any().unbind())
+    }
+    macro_rules! run {
+        ($arr:expr) => {{
+            let view = $arr.as_array();
+            let g = gpu()?;
+            if double {
+                let r = py.detach(|| g.local_mean_variance_nd::<f64, _, _>(&view, &sizes, b)).map_err(py_err)?;
+                Ok(pair(py, r))
+            } else {
+                let r = py.detach(|| g.local_mean_variance_nd::<f32, _, _>(&view, &sizes, b)).map_err(py_err)?;
+                Ok(pair(py, r))
+            }
+        }};
+    }
+    match x {
+        In::U8(a) => run!(a),
+        In::U16(a) => run!(a),
+        In::F32(a) => run!(a),
+        In::F64(a) => run!(a),
+    }
+}
+
+/// torch's `max_pool2d` over the last two axes; with `indices`, also the flat argmax per plane.
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+fn max_pool2d(
+    py: Python<'_>,
+    x: In<'_>,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    dilation: (usize, usize),
+    ceil_mode: bool,
+    indices: bool,
+) -> PyResult<(Py<PyAny>, Option<Py<PyAny>>)> {
+    let p = Pool2d::new(kernel)
+        .stride(stride)
+        .padding(padding)
+        .dilation(dilation)
+        .ceil_mode(ceil_mode);
+    macro_rules! run {
+        ($arr:expr) => {{
+            let view = $arr.as_array();
+            let g = gpu()?;
+            if indices {
+                let (y, i) = py.detach(|| g.max_pool2d_indices(&view, p)).map_err(py_err)?;
+                Ok((
+                    y.into_pyarray(py).into_any().unbind(),
+                    Some(i.into_pyarray(py).into_any().unbind()),
+                ))
+            } else {
+                let y = py.detach(|| g.max_pool2d(&view, p)).map_err(py_err)?;
+                Ok((y.into_pyarray(py).into_any().unbind(), None))
+            }
+        }};
+    }
+    match x {
+        In::U8(a) => run!(a),
+        In::U16(a) => run!(a),
+        In::F32(a) => run!(a),
+        In::F64(a) => run!(a),
+    }
+}
+
+/// torch's `avg_pool2d` over the last two axes (float32, float64).
+#[allow(clippy::too_many_arguments)]
+#[pyfunction]
+fn avg_pool2d(
+    py: Python<'_>,
+    x: In<'_>,
+    kernel: (usize, usize),
+    stride: (usize, usize),
+    padding: (usize, usize),
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i32>,
+) -> PyResult<Py<PyAny>> {
+    let p = AvgPool2d::new(kernel)
+        .stride(stride)
+        .padding(padding)
+        .ceil_mode(ceil_mode)
+        .count_include_pad(count_include_pad)
+        .divisor_override(divisor_override);
+    dispatch!(py, x, "avg_pool2d", "float32 or float64", [F32, F64], |g, a| g.avg_pool2d(a, p))
+}
+
+/// Whether a CUDA device can be opened (and why not).
+#[pyfunction]
+fn device() -> (bool, String) {
+    match gpu() {
+        Ok(g) => (true, g.props().name.clone()),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(morphology, m)?)?;
+    m.add_function(wrap_pyfunction!(uniform, m)?)?;
+    m.add_function(wrap_pyfunction!(correlate1d, m)?)?;
+    m.add_function(wrap_pyfunction!(gaussian, m)?)?;
+    m.add_function(wrap_pyfunction!(sobel, m)?)?;
+    m.add_function(wrap_pyfunction!(local_mean_variance, m)?)?;
+    m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(device, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,61 @@
+"""Checks that run without a GPU: the package imports, and bad arguments raise the documented
+exceptions before any device work."""
+import numpy as np
+import pytest
+
+import gpuprims
+
+X = np.zeros((4, 5, 6), np.uint8)
+
+
+def test_import_and_device_report():
+    ok, what = gpuprims.device()
+    assert isinstance(ok, bool) and isinstance(what, str) and what
+
+
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (lambda: gpuprims.grey_dilation(X, size=3, mode="bogus"), ValueError),
+        (lambda: gpuprims.grey_dilation(X, size=(3, 3)), ValueError),
+        (lambda: gpuprims.grey_dilation(X, size=(3, 0, 3)), ValueError),
+        (lambda: gpuprims.grey_dilation(X, size=-1), ValueError),
+        (lambda: gpuprims.grey_dilation(X, size=2.5), TypeError),
+        (lambda: gpuprims.grey_dilation(X, footprint=np.ones((3, 3, 3), bool)), NotImplementedError),
+        (lambda: gpuprims.grey_dilation(X, size=3, origin=1), NotImplementedError),
+        (lambda: gpuprims.grey_dilation(X), TypeError),
+        (lambda: gpuprims.grey_dilation(X.astype(np.int32), size=3), TypeError),
+        (lambda: gpuprims.grey_dilation(X, size=3, cval=np.nan), ValueError),
+        (lambda: gpuprims.maximum_filter(X, size=2), NotImplementedError),
+        (lambda: gpuprims.uniform_filter1d(X, 3, axis=3), ValueError),
+        (lambda: gpuprims.uniform_filter1d(X, 0), ValueError),
+        (lambda: gpuprims.uniform_filter(X.astype(np.complex64)), TypeError),
+        (lambda: gpuprims.gaussian_filter(X, sigma=np.nan), ValueError),
+        (lambda: gpuprims.gaussian_filter(X, sigma=-1.0), ValueError),
+        (lambda: gpuprims.gaussian_filter(X, sigma=1.0, truncate=np.inf), ValueError),
+        (lambda: gpuprims.gaussian_filter(X, sigma=1.0, order=1), NotImplementedError),
+        (lambda: gpuprims.correlate1d(X, []), ValueError),
+        (lambda: gpuprims.correlate1d(X, [1.0, np.inf]), ValueError),
+        (lambda: gpuprims.convolve1d(X, [1.0, 2.0]), NotImplementedError),
+        (lambda: gpuprims.sobel(X, axis=5), ValueError),
+        (lambda: gpuprims.sobel(X, output=np.float64), NotImplementedError),
+        (lambda: gpuprims.max_pool2d(np.zeros(4, np.float32), 2), ValueError),
+        (lambda: gpuprims.avg_pool2d(X, 2), TypeError),
+        (lambda: gpuprims.avg_pool2d(X.astype(np.float32), 2, divisor_override=0), ValueError),
+        (lambda: gpuprims.local_mean_variance(X, 3, dtype=np.int32), TypeError),
+        (lambda: gpuprims.grey_dilation(np.float32(3.0), size=3), ValueError),
+    ],
+)
+def test_bad_arguments_raise(call, exc):
+    before = X.copy()
+    with pytest.raises(exc):
+        call()
+    assert np.array_equal(X, before)
+
+
+def test_without_a_device_calls_raise_runtime_error():
+    ok, _ = gpuprims.device()
+    if ok:
+        pytest.skip("a CUDA device is present")
+    with pytest.raises(RuntimeError, match="no usable CUDA device"):
+        gpuprims.grey_dilation(X, size=3)

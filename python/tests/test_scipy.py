@@ -1,0 +1,109 @@
+"""GPU checks against scipy.ndimage and torch (skipped without a device): every function on
+random 2-D, 3-D and 4-D arrays, every mode, odd shapes and non-contiguous views — bit for bit for
+integers, morphology and the uniform filter, the documented bound for float sums."""
+import numpy as np
+import pytest
+
+import gpuprims
+
+ndimage = pytest.importorskip("scipy.ndimage")
+pytestmark = pytest.mark.skipif(not gpuprims.device()[0], reason="no CUDA device")
+
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap"]
+SHAPES = [(1, 1), (1, 37), (9, 1), (17, 33), (5, 7, 9), (2, 3, 4, 5), (33, 2, 40)]
+rng = np.random.default_rng(74)
+
+
+def arr(shape, dtype):
+    if np.dtype(dtype).kind == "u":
+        return rng.integers(0, np.iinfo(dtype).max + 1, shape).astype(dtype)
+    return rng.uniform(-50, 50, shape).astype(dtype)
+
+
+def views(x):
+    yield x
+    wide = np.zeros(x.shape[:-1] + (2 * x.shape[-1],), x.dtype)
+    wide[..., ::2] = x
+    yield wide[..., ::2]  # strided view
+    yield np.asfortranarray(x)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", MODES)
+def test_morphology(dtype, shape, mode):
+    x = arr(shape, dtype)
+    for size in [3, tuple(min(s + 1, 5) for s in shape), 2]:
+        for f in ["grey_dilation", "grey_erosion", "grey_opening", "grey_closing", "morphological_gradient"]:
+            want = getattr(ndimage, f)(x, size=size, mode=mode, cval=7)
+            for v in views(x):
+                got = getattr(gpuprims, f)(v, size=size, mode=mode, cval=7)
+                np.testing.assert_array_equal(got, want, err_msg=f"{f} {size}")
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", MODES)
+def test_uniform(dtype, shape, mode):
+    x = arr(shape, dtype)
+    for size in [3, 2, 31]:
+        np.testing.assert_array_equal(
+            gpuprims.uniform_filter(x, size, mode=mode, cval=3), ndimage.uniform_filter(x, size, mode=mode, cval=3)
+        )
+        for axis in range(-x.ndim, x.ndim):
+            np.testing.assert_array_equal(
+                gpuprims.uniform_filter1d(x, size, axis, mode=mode, cval=3),
+                ndimage.uniform_filter1d(x, size, axis, mode=mode, cval=3),
+            )
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", MODES)
+def test_linear(shape, mode):
+    xf = arr(shape, np.float32)
+    xu = arr(shape, np.uint8)
+    for axis in range(x_ndim := len(shape)):
+        w = [0.25, 0.5, 0.125]
+        np.testing.assert_array_equal(gpuprims.correlate1d(xu, w, axis, mode=mode), ndimage.correlate1d(xu, w, axis, mode=mode))
+        np.testing.assert_allclose(
+            gpuprims.correlate1d(xf, [1.5, -2, 0.5, 1], axis, mode=mode),
+            ndimage.correlate1d(xf, [1.5, -2, 0.5, 1], axis, mode=mode),
+            rtol=1e-6, atol=1e-4,
+        )
+        np.testing.assert_allclose(gpuprims.sobel(xf, axis, mode=mode), ndimage.sobel(xf, axis, mode=mode), rtol=1e-6, atol=1e-3)
+        np.testing.assert_array_equal(
+            gpuprims.sobel(xu, axis, output=np.int16, mode=mode), ndimage.sobel(xu.astype(np.int16), axis, mode=mode)
+        )
+    for sigma in [1.0, [0.5 + 0.5 * a for a in range(x_ndim)]]:
+        np.testing.assert_allclose(
+            gpuprims.gaussian_filter(xf, sigma, mode=mode), ndimage.gaussian_filter(xf, sigma, mode=mode), rtol=1e-5, atol=1e-4
+        )
+        d = gpuprims.gaussian_filter(xu, sigma, mode=mode).astype(int) - ndimage.gaussian_filter(xu, sigma, mode=mode)
+        assert np.abs(d).max() <= 1
+
+
+def test_pooling_against_torch():
+    torch = pytest.importorskip("torch")
+    x = arr((2, 3, 17, 20), np.float32)
+    t = torch.from_numpy(x)
+    for k, s, p, d, c in [(2, None, 0, 1, False), (3, 2, 1, 1, True), ((3, 2), (2, 1), (1, 0), (2, 1), False)]:
+        got, idx = gpuprims.max_pool2d(x, k, s, p, d, c, return_indices=True)
+        want, widx = torch.nn.functional.max_pool2d(t, k, s, p, d, c, return_indices=True)
+        np.testing.assert_array_equal(got, want.numpy())
+        np.testing.assert_array_equal(idx, widx.numpy())
+    for k, s, p, c, inc, div in [(2, None, 0, False, True, None), (3, 2, 1, True, False, None), (3, 1, 1, False, True, 4)]:
+        got = gpuprims.avg_pool2d(x, k, s, p, c, inc, div)
+        want = torch.nn.functional.avg_pool2d(t, k, s, p, c, inc, div)
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_input_untouched_and_threads():
+    from concurrent.futures import ThreadPoolExecutor
+
+    x = arr((64, 256, 256), np.uint8)
+    before = x.copy()
+    want = ndimage.grey_dilation(x, size=(3, 5, 5))
+    with ThreadPoolExecutor(4) as ex:
+        for got in ex.map(lambda _: gpuprims.grey_dilation(x, size=(3, 5, 5)), range(8)):
+            np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(x, before)
