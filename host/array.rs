@@ -4,7 +4,7 @@
 use cudarc::driver::{CudaSlice, DeviceRepr};
 use ndarray::{Array, ArrayBase, Data, Dimension};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gpu::{Gpu, StreamOrder};
 
 /// A shape-aware, contiguous (C order) device buffer. Chain ops on it without host round trips.
@@ -45,6 +45,25 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
             gpu.poison(&mut data)?;
         }
         Ok(DeviceArray { data, dim })
+    }
+
+    /// An array of shape `dim` over the device buffer `data` (C order; `data` holds at least
+    /// `dim.size()` elements, else [`Error::InvalidArgument`]): memory that another library
+    /// allocated (a buffer imported through DLPack, say) taken as an operand. The array owns
+    /// `data`: take it back with [`DeviceArray::into_slice`] to keep it from being freed.
+    pub fn from_slice(data: CudaSlice<T>, dim: D) -> Result<Self> {
+        if data.len() < dim.size() {
+            return Err(Error::InvalidArgument {
+                name: "data",
+                reason: format!("holds {} elements, shape {:?} needs {}", data.len(), dim.slice(), dim.size()),
+            });
+        }
+        Ok(DeviceArray { data, dim })
+    }
+
+    /// The device buffer, and with it the ownership of the memory.
+    pub fn into_slice(self) -> CudaSlice<T> {
+        self.data
     }
 
     /// Copies the array back into an owned host `Array`, on `gpu`'s stream (after the work

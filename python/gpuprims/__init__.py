@@ -10,8 +10,10 @@ torch.nn.functional names (over the last two axes)::
 
     max_pool2d, avg_pool2d
 
-and gpuprims's own ``local_mean_variance``. Arrays go in as NumPy arrays and come back as new
-NumPy arrays (the input is never modified); the work runs on CUDA device 0 with the GIL released.
+and gpuprims's own ``local_mean_variance``. NumPy arrays come back as new NumPy arrays (work on
+CUDA device 0); CuPy arrays and CUDA PyTorch tensors given to the n-D filters come back as the same
+kind on their own device, without copies (DLPack), ordered on the caller's current stream with no
+host synchronisation. The input is never modified; the GIL is released while the GPU works.
 ``import gpuprims`` works without a GPU; a call then raises ``RuntimeError``.
 
 Where the semantics differ from scipy, the docstring says so. What is not supported — a
@@ -82,19 +84,72 @@ def _cval(cval):
     return cval
 
 
-def _array(x, dtypes, op):
-    if hasattr(x, "__cuda_array_interface__") or hasattr(x, "__dlpack_device__") and not isinstance(x, np.ndarray):
-        raise TypeError(
-            f"gpuprims.{op}: this build takes NumPy arrays; got {type(x).__module__}.{type(x).__name__} "
-            "(convert with .get() / .cpu().numpy())"
-        )
-    x = np.asarray(x)
-    if x.dtype.type not in dtypes:
+def _kind(x):
+    """None for NumPy (and array-likes), "torch" or "cupy" for their arrays."""
+    if isinstance(x, np.ndarray):
+        return None
+    mod = type(x).__module__.split(".")[0]
+    return mod if mod in ("torch", "cupy") else None
+
+
+def _dtype_of(x):
+    if _kind(x) == "torch":
+        return np.dtype(str(x.dtype).replace("torch.", ""))
+    return np.dtype(x.dtype)
+
+
+def _array(x, dtypes, op, device_ok=False):
+    """The input checked: a NumPy array (array-likes converted), or with ``device_ok`` a CuPy
+    array or a CUDA PyTorch tensor left where it is."""
+    kind = _kind(x)
+    if kind == "torch" and not x.is_cuda:
+        raise TypeError(f"gpuprims.{op}: a CPU torch tensor; pass tensor.numpy() or a CUDA tensor")
+    if kind is not None and not device_ok:
+        raise NotImplementedError(f"gpuprims.{op} takes NumPy arrays (device arrays: the n-D filters)")
+    if kind is None:
+        x = np.asarray(x)
+    if _dtype_of(x).type not in dtypes:
         names = ", ".join(np.dtype(d).name for d in dtypes)
-        raise TypeError(f"gpuprims.{op} takes {names} arrays, got {x.dtype}")
+        raise TypeError(f"gpuprims.{op} takes {names} arrays, got {_dtype_of(x)}")
     if x.ndim == 0:
         raise ValueError(f"gpuprims.{op}: a 0-dimensional array has no axis to filter")
     return x
+
+
+class _Exported:
+    """A DLPack capsule of a gpuprims result, for ``cupy.from_dlpack`` / ``torch.from_dlpack``."""
+
+    def __init__(self, capsule, device):
+        self._capsule, self._device = capsule, device
+
+    def __dlpack__(self, stream=None, **_):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return (2, self._device)
+
+
+def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.0):
+    """Runs n-D ``op`` on a NumPy array (a new NumPy array back) or, without a copy, on a CuPy
+    array or CUDA tensor (the same kind back, on its device, ordered on the caller's current
+    stream)."""
+    args = (list(ints), [float(f) for f in floats], int(axis), float(truncate), _mode(mode), _cval(cval))
+    kind = _kind(x)
+    if kind is None:
+        return _native.nd(op, x, *args)
+    if kind == "torch":
+        import torch
+
+        x = x.contiguous()
+        stream = torch.cuda.current_stream(x.device).cuda_stream or 1
+        out = _native.nd_device(op, x.__dlpack__(stream=stream), stream, *args)
+        return torch.from_dlpack(_Exported(out, x.device.index))
+    import cupy
+
+    x = cupy.ascontiguousarray(x)
+    stream = cupy.cuda.get_current_stream().ptr or 1
+    out = _native.nd_device(op, x.__dlpack__(stream=stream), stream, *args)
+    return cupy.from_dlpack(_Exported(out, x.device.id))
 
 
 def _per_axis(value, ndim, name, kind=int):
@@ -139,6 +194,8 @@ def _output(result, output, op):
     """scipy's ``output``: None, a dtype, or an array written in place (and returned)."""
     if output is None:
         return result
+    if _kind(result) is not None:
+        raise NotImplementedError(f"gpuprims.{op}: output= with device arrays")
     if isinstance(output, np.ndarray):
         if output.shape != result.shape:
             raise ValueError(f"gpuprims.{op}: output has shape {output.shape}, the result {result.shape}")
@@ -151,12 +208,11 @@ def _morph(op, name, input, size, footprint, structure, output, mode, cval, orig
     _no("footprint", footprint)
     _no("structure", structure)
     _no("origin", origin, 0)
-    x = _array(input, _MORPH_DTYPES, name)
+    x = _array(input, _MORPH_DTYPES, name, device_ok=True)
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint and structure are not supported)")
     sizes = _per_axis(size, x.ndim, "size")
-    y = _native.morphology(op, x, sizes, _mode(mode), _cval(cval))
-    return _output(y, output, name)
+    return _output(_nd(op, x, ints=sizes, mode=mode, cval=cval), output, name)
 
 
 def grey_dilation(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
@@ -190,7 +246,7 @@ def morphological_gradient(
 def _extremum_filter(op, name, input, size, footprint, output, mode, cval, origin, axes):
     if axes is not None:
         raise NotImplementedError(f"gpuprims.{name}: axes is not supported")
-    x = _array(input, _MORPH_DTYPES, name)
+    x = _array(input, _MORPH_DTYPES, name, device_ok=True)
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint is not supported)")
     if any(s % 2 == 0 for s in _per_axis(size, x.ndim, "size")):
@@ -219,19 +275,19 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     if axes is not None:
         raise NotImplementedError("gpuprims.uniform_filter: axes is not supported")
     _no("origin", origin, 0)
-    x = _array(input, _UNIFORM_DTYPES, "uniform_filter")
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter", device_ok=True)
     sizes = _per_axis(size, x.ndim, "size")
-    return _output(_native.uniform(x, sizes, _mode(mode), _cval(cval)), output, "uniform_filter")
+    return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter")
 
 
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.uniform_filter1d along any axis, bit for bit (see uniform_filter)."""
     _no("origin", origin, 0)
-    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d")
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d", device_ok=True)
     a = _axis(axis, x.ndim)
     sizes = [1] * x.ndim
     sizes[a] = _per_axis(size, 1, "size")[0]
-    return _output(_native.uniform(x, sizes, _mode(mode), _cval(cval)), output, "uniform_filter1d")
+    return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter1d")
 
 
 def _taps(weights):
@@ -248,8 +304,8 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
     summation order, written in the input's dtype). uint8, uint16, float32. Integer results that
     fall outside the dtype saturate (scipy's C cast is platform-defined there)."""
     _no("origin", origin, 0)
-    x = _array(input, _MORPH_DTYPES, "correlate1d")
-    y = _native.correlate1d(x, _taps(weights), _axis(axis, x.ndim), _mode(mode), _cval(cval))
+    x = _array(input, _MORPH_DTYPES, "correlate1d", device_ok=True)
+    y = _nd("correlate1d", x, floats=_taps(weights), axis=_axis(axis, x.ndim), mode=mode, cval=cval)
     return _output(y, output, "correlate1d")
 
 
@@ -274,12 +330,12 @@ def gaussian_filter(
         raise NotImplementedError("gpuprims.gaussian_filter: derivative orders are not supported")
     if radius is not None or axes is not None:
         raise NotImplementedError("gpuprims.gaussian_filter: radius and axes are not supported")
-    x = _array(input, _MORPH_DTYPES, "gaussian_filter")
+    x = _array(input, _MORPH_DTYPES, "gaussian_filter", device_ok=True)
     sigmas = _per_axis(sigma, x.ndim, "sigma", float)
     truncate = float(truncate)
     if not np.isfinite(truncate) or truncate < 0:
         raise ValueError(f"gpuprims: truncate must be finite and non-negative, got {truncate}")
-    y = _native.gaussian(x, sigmas, truncate, _mode(mode), _cval(cval))
+    y = _nd("gaussian", x, floats=sigmas, truncate=truncate, mode=mode, cval=cval)
     return _output(y, output, "gaussian_filter")
 
 
@@ -288,17 +344,16 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
     each pass written in the output's dtype. ``output=np.int16`` with uint8 input (or float32
     input) gives signed derivatives; in an unsigned dtype negative values saturate at 0. Under a
     nonzero constant mode scipy applies the constant to each pass's intermediate; so does this."""
-    x = _array(input, _MORPH_DTYPES + (np.int16,), "sobel")
+    x = _array(input, _MORPH_DTYPES, "sobel", device_ok=True)
     a = _axis(axis, x.ndim)
     dtype = None if output is None or isinstance(output, np.ndarray) else np.dtype(output)
-    if dtype is not None and dtype != x.dtype:
-        if dtype == np.int16 and x.dtype == np.uint8:
-            y = _native.sobel(x.astype(np.float32), a, _mode(mode), _cval(cval))
-            return np.trunc(y).astype(np.int16)
-        raise NotImplementedError(f"gpuprims.sobel: {x.dtype} input with output {dtype}")
-    if x.dtype == np.int16:
-        raise TypeError("gpuprims.sobel takes uint8, uint16 or float32 arrays, got int16")
-    return _output(_native.sobel(x, a, _mode(mode), _cval(cval)), output, "sobel")
+    if dtype is not None and dtype != _dtype_of(x):
+        if dtype == np.int16 and _dtype_of(x) == np.uint8 and _kind(x) is None:
+            # Every pass's values are small integers, exact in float32: the int16 result is scipy's.
+            y = _nd("sobel", x.astype(np.float32), axis=a, mode=mode, cval=cval)
+            return y.astype(np.int16)
+        raise NotImplementedError(f"gpuprims.sobel: {_dtype_of(x)} input with output {dtype}")
+    return _output(_nd("sobel", x, axis=a, mode=mode, cval=cval), output, "sobel")
 
 
 def local_mean_variance(input, size, mode="reflect", cval=0.0, dtype=np.float32):

@@ -6,7 +6,9 @@
 
 use std::sync::OnceLock;
 
-use gpuprims::{AvgPool2d, Border, Error, Gpu, Pool2d};
+use gpuprims::{AvgPool2d, AxisElement, Border, Error, Filter2dElement, Gpu, Operand, Pool2d};
+
+mod dlpack;
 use ndarray::ArrayD;
 use numpy::{IntoPyArray, PyReadonlyArrayDyn};
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
@@ -89,58 +91,149 @@ macro_rules! dispatch {
     };
 }
 
-/// Grey morphology by a box of `sizes` (one per axis): `op` is dilation, erosion, opening,
-/// closing or gradient.
-#[pyfunction]
-fn morphology(py: Python<'_>, op: &str, x: In<'_>, sizes: Vec<usize>, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
-    let b = border(mode, cval)?;
-    let op = op.to_owned();
-    dispatch!(py, x, "morphology", "uint8, uint16 or float32", [U8, U16, F32], |g, a| match op.as_str() {
-        "dilation" => g.dilate_nd(a, &sizes, b),
-        "erosion" => g.erode_nd(a, &sizes, b),
-        "opening" => g.opening_nd(a, &sizes, b),
-        "closing" => g.closing_nd(a, &sizes, b),
-        _ => g.morphological_gradient_nd(a, &sizes, b),
-    })
+/// An n-D op the Python layer asks for, its parameters already checked.
+enum NdOp {
+    /// dilation, erosion, opening, closing, gradient: sizes per axis.
+    Morph(String, Vec<usize>),
+    /// uniform_filter: sizes per axis.
+    Uniform(Vec<usize>),
+    /// correlate1d: taps, axis.
+    Correlate1d(Vec<f64>, usize),
+    /// gaussian_filter: sigmas per axis, truncate.
+    Gaussian(Vec<f64>, f64),
+    /// sobel: axis.
+    Sobel(usize),
 }
 
-/// scipy's `uniform_filter` (sizes per axis) — `uniform_filter1d` is one axis of it.
-#[pyfunction]
-fn uniform(py: Python<'_>, x: In<'_>, sizes: Vec<usize>, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
-    let b = border(mode, cval)?;
-    dispatch!(py, x, "uniform_filter", "uint8, uint16, float32 or float64", [U8, U16, F32, F64], |g, a| g
-        .uniform_filter_nd(a, &sizes, b))
+impl NdOp {
+    fn parse(op: &str, ints: Vec<usize>, floats: Vec<f64>, axis: usize, truncate: f64) -> PyResult<NdOp> {
+        Ok(match op {
+            "dilation" | "erosion" | "opening" | "closing" | "gradient" => NdOp::Morph(op.into(), ints),
+            "uniform" => NdOp::Uniform(ints),
+            "correlate1d" => NdOp::Correlate1d(floats, axis),
+            "gaussian" => NdOp::Gaussian(floats, truncate),
+            "sobel" => NdOp::Sobel(axis),
+            other => return Err(PyValueError::new_err(format!("gpuprims: unknown op {other:?}"))),
+        })
+    }
 }
 
-/// scipy's `correlate1d` (taps centred at `len / 2`).
-#[pyfunction]
-fn correlate1d(py: Python<'_>, x: In<'_>, taps: Vec<f64>, axis: usize, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
-    let b = border(mode, cval)?;
-    dispatch!(py, x, "correlate1d", "uint8, uint16 or float32", [U8, U16, F32], |g, a| g
-        .correlate1d(a, &taps, axis, b))
+/// An element the n-D ops take from Python, and which of them it supports.
+trait Element: dlpack::DlElement + numpy::Element + Copy {
+    fn apply<X: Operand<Elem = Self>>(g: &Gpu, x: X, op: &NdOp, b: Border) -> PyResult<X::Output<Self>>;
 }
 
-/// scipy's `gaussian_filter` (sigmas per axis).
+/// Runs `op` on any operand of an element every op takes.
+fn apply_all<T: Filter2dElement + AxisElement, X: Operand<Elem = T>>(
+    g: &Gpu,
+    x: X,
+    op: &NdOp,
+    b: Border,
+) -> PyResult<X::Output<T>> {
+    match op {
+        NdOp::Morph(kind, sizes) => match kind.as_str() {
+            "dilation" => g.dilate_nd(x, sizes, b),
+            "erosion" => g.erode_nd(x, sizes, b),
+            "opening" => g.opening_nd(x, sizes, b),
+            "closing" => g.closing_nd(x, sizes, b),
+            _ => g.morphological_gradient_nd(x, sizes, b),
+        },
+        NdOp::Uniform(sizes) => g.uniform_filter_nd(x, sizes, b),
+        NdOp::Correlate1d(taps, axis) => g.correlate1d(x, taps, *axis, b),
+        NdOp::Gaussian(sigmas, truncate) => g.gaussian_nd(x, sigmas, *truncate, b),
+        NdOp::Sobel(axis) => g.sobel_nd(x, *axis, b),
+    }
+    .map_err(py_err)
+}
+
+macro_rules! element_all {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            fn apply<X: Operand<Elem = $t>>(g: &Gpu, x: X, op: &NdOp, b: Border) -> PyResult<X::Output<$t>> {
+                apply_all(g, x, op, b)
+            }
+        }
+    )*};
+}
+element_all!(u8, u16, f32);
+
+impl Element for f64 {
+    fn apply<X: Operand<Elem = f64>>(g: &Gpu, x: X, op: &NdOp, b: Border) -> PyResult<X::Output<f64>> {
+        match op {
+            NdOp::Uniform(sizes) => g.uniform_filter_nd(x, sizes, b).map_err(py_err),
+            _ => Err(PyTypeError::new_err(
+                "gpuprims: float64 arrays are taken by uniform_filter, local_mean_variance and the pooling ops only",
+            )),
+        }
+    }
+}
+
+/// An n-D op on a NumPy array: a new NumPy array of the same dtype.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-fn gaussian(
+#[pyo3(signature = (op, x, ints, floats, axis, truncate, mode, cval))]
+fn nd(
     py: Python<'_>,
+    op: &str,
     x: In<'_>,
-    sigmas: Vec<f64>,
+    ints: Vec<usize>,
+    floats: Vec<f64>,
+    axis: usize,
     truncate: f64,
     mode: &str,
     cval: f64,
 ) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
-    dispatch!(py, x, "gaussian_filter", "uint8, uint16 or float32", [U8, U16, F32], |g, a| g
-        .gaussian_nd(a, &sigmas, truncate, b))
+    let op = NdOp::parse(op, ints, floats, axis, truncate)?;
+    fn run<T: Element>(py: Python<'_>, a: PyReadonlyArrayDyn<'_, T>, op: &NdOp, b: Border) -> PyResult<Py<PyAny>> {
+        let view = a.as_array();
+        let g = gpu()?;
+        let y = py.detach(|| T::apply(g, &view, op, b))?;
+        Ok(y.into_pyarray(py).into_any().unbind())
+    }
+    match x {
+        In::U8(a) => run(py, a, &op, b),
+        In::U16(a) => run(py, a, &op, b),
+        In::F32(a) => run(py, a, &op, b),
+        In::F64(a) => run(py, a, &op, b),
+    }
 }
 
-/// scipy's `sobel` along `axis`, in the input's dtype.
+/// An n-D op on a CUDA array given as a DLPack capsule (C-contiguous), on the caller's `stream`:
+/// a DLPack capsule of a new array of the same dtype on the same device.
+#[allow(clippy::too_many_arguments)]
 #[pyfunction]
-fn sobel(py: Python<'_>, x: In<'_>, axis: usize, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+#[pyo3(signature = (op, capsule, stream, ints, floats, axis, truncate, mode, cval))]
+fn nd_device(
+    py: Python<'_>,
+    op: &str,
+    capsule: &Bound<'_, PyAny>,
+    stream: usize,
+    ints: Vec<usize>,
+    floats: Vec<f64>,
+    axis: usize,
+    truncate: f64,
+    mode: &str,
+    cval: f64,
+) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
-    dispatch!(py, x, "sobel", "uint8, uint16 or float32", [U8, U16, F32], |g, a| g
-        .sobel_nd(a, axis, b))
+    let op = NdOp::parse(op, ints, floats, axis, truncate)?;
+    fn run<T: Element>(py: Python<'_>, capsule: &Bound<'_, PyAny>, stream: usize, op: &NdOp, b: Border) -> PyResult<Py<PyAny>> {
+        let input = dlpack::import::<T>(capsule, stream)?;
+        let g = input.gpu.clone();
+        let x = input.array();
+        let y = py.detach(|| T::apply(&g, x, op, b))?;
+        dlpack::export(py, &g, input.stream, y)
+    }
+    match dlpack::dtype_of(capsule)? {
+        (1, 8) => run::<u8>(py, capsule, stream, &op, b),
+        (1, 16) => run::<u16>(py, capsule, stream, &op, b),
+        (2, 32) => run::<f32>(py, capsule, stream, &op, b),
+        (2, 64) => run::<f64>(py, capsule, stream, &op, b),
+        (code, bits) => Err(PyTypeError::new_err(format!(
+            "gpuprims: DLPack dtype (code {code}, {bits} bits) is not uint8, uint16, float32 or float64"
+        ))),
+    }
 }
 
 /// gpuprims's local mean and population variance over boxes of `sizes`, as float32 or float64.
@@ -155,17 +248,24 @@ fn local_mean_variance(
 ) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
     let b = border(mode, cval)?;
     fn pair<T: numpy::Element>(py: Python<'_>, (m, v): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
-        (m.into_pyarray(py).into_any().unbind(), v.into_pyarray(py).into_any().unbind())
+        (
+            m.into_pyarray(py).into_any().unbind(),
+            v.into_pyarray(py).into_any().unbind(),
+        )
     }
     macro_rules! run {
         ($arr:expr) => {{
             let view = $arr.as_array();
             let g = gpu()?;
             if double {
-                let r = py.detach(|| g.local_mean_variance_nd::<f64, _, _>(&view, &sizes, b)).map_err(py_err)?;
+                let r = py
+                    .detach(|| g.local_mean_variance_nd::<f64, _, _>(&view, &sizes, b))
+                    .map_err(py_err)?;
                 Ok(pair(py, r))
             } else {
-                let r = py.detach(|| g.local_mean_variance_nd::<f32, _, _>(&view, &sizes, b)).map_err(py_err)?;
+                let r = py
+                    .detach(|| g.local_mean_variance_nd::<f32, _, _>(&view, &sizes, b))
+                    .map_err(py_err)?;
                 Ok(pair(py, r))
             }
         }};
@@ -239,7 +339,8 @@ fn avg_pool2d(
         .ceil_mode(ceil_mode)
         .count_include_pad(count_include_pad)
         .divisor_override(divisor_override);
-    dispatch!(py, x, "avg_pool2d", "float32 or float64", [F32, F64], |g, a| g.avg_pool2d(a, p))
+    dispatch!(py, x, "avg_pool2d", "float32 or float64", [F32, F64], |g, a| g
+        .avg_pool2d(a, p))
 }
 
 /// Whether a CUDA device can be opened (and why not).
@@ -253,11 +354,8 @@ fn device() -> (bool, String) {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(morphology, m)?)?;
-    m.add_function(wrap_pyfunction!(uniform, m)?)?;
-    m.add_function(wrap_pyfunction!(correlate1d, m)?)?;
-    m.add_function(wrap_pyfunction!(gaussian, m)?)?;
-    m.add_function(wrap_pyfunction!(sobel, m)?)?;
+    m.add_function(wrap_pyfunction!(nd, m)?)?;
+    m.add_function(wrap_pyfunction!(nd_device, m)?)?;
     m.add_function(wrap_pyfunction!(local_mean_variance, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;

@@ -39,6 +39,7 @@ def test_import_and_device_report():
         (lambda: gpuprims.convolve1d(X, [1.0, 2.0]), NotImplementedError),
         (lambda: gpuprims.sobel(X, axis=5), ValueError),
         (lambda: gpuprims.sobel(X, output=np.float64), NotImplementedError),
+        (lambda: gpuprims.sobel(X.astype(np.int16)), TypeError),
         (lambda: gpuprims.max_pool2d(np.zeros(4, np.float32), 2), ValueError),
         (lambda: gpuprims.avg_pool2d(X, 2), TypeError),
         (lambda: gpuprims.avg_pool2d(X.astype(np.float32), 2, divisor_override=0), ValueError),

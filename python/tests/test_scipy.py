@@ -107,3 +107,43 @@ def test_input_untouched_and_threads():
         for got in ex.map(lambda _: gpuprims.grey_dilation(x, size=(3, 5, 5)), range(8)):
             np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(x, before)
+
+
+def test_cupy_arrays_zero_copy_on_the_callers_stream():
+    cp = pytest.importorskip("cupy")
+    x = arr((20, 64, 70), np.uint8)
+    xd = cp.asarray(x)
+    y = gpuprims.grey_dilation(xd, size=(3, 5, 5), mode="nearest")
+    assert isinstance(y, cp.ndarray) and y.device.id == xd.device.id
+    assert y.data.ptr != xd.data.ptr
+    np.testing.assert_array_equal(cp.asnumpy(y), ndimage.grey_dilation(x, size=(3, 5, 5), mode="nearest"))
+    np.testing.assert_array_equal(cp.asnumpy(xd), x)  # input untouched
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        big = cp.zeros((64, 512, 512), cp.float32)
+        for _ in range(20):
+            big += 1  # queued on s before the gpuprims call, which must see all of it
+        z = gpuprims.uniform_filter(big, 3)
+        assert float(z.min()) == 20.0 and float(z.max()) == 20.0
+    f = cp.asarray(arr((9, 33, 40), np.float32))
+    np.testing.assert_array_equal(
+        cp.asnumpy(gpuprims.gaussian_filter(f, 1.5)), gpuprims.gaussian_filter(cp.asnumpy(f), 1.5)
+    )
+
+
+def test_torch_tensors_zero_copy_on_the_callers_stream():
+    torch = pytest.importorskip("torch")
+    x = arr((6, 40, 50), np.float32)
+    t = torch.from_numpy(x).cuda()
+    y = gpuprims.uniform_filter1d(t, 5, axis=0)
+    assert isinstance(y, torch.Tensor) and y.is_cuda and y.data_ptr() != t.data_ptr()
+    np.testing.assert_array_equal(y.cpu().numpy(), ndimage.uniform_filter1d(x, 5, axis=0))
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        z = torch.zeros((32, 256, 256), device="cuda")
+        torch.cuda._sleep(100_000_000)  # a long kernel first, then the write, then gpuprims
+        z.add_(5)
+        w = gpuprims.grey_erosion(z, size=3)
+        assert float(w.min()) == 5.0
+    with pytest.raises(TypeError):
+        gpuprims.grey_dilation(torch.zeros(3, 3), size=3)  # a CPU tensor
