@@ -55,7 +55,12 @@ impl<T: DeviceRepr + Clone, D: Dimension> DeviceArray<T, D> {
         if data.len() < dim.size() {
             return Err(Error::InvalidArgument {
                 name: "data",
-                reason: format!("holds {} elements, shape {:?} needs {}", data.len(), dim.slice(), dim.size()),
+                reason: format!(
+                    "holds {} elements, shape {:?} needs {}",
+                    data.len(),
+                    dim.slice(),
+                    dim.size()
+                ),
             });
         }
         Ok(DeviceArray { data, dim })

@@ -1,6 +1,6 @@
 """Times cupyx.scipy.ndimage on the n-D workloads of examples/volumes.rs (same shapes, reflect
 border), on the GPU the example ran on, in the same call: median of CUDA-event times after
-warm-up, a fresh output per call. Prints one row per op and writes CSV to argv[1] if given.
+warm-up, a fresh output per call. Prints one row per op and writes each to the CSV argv[1] if given.
 
     python3 scripts/peers_nd.py [rows.csv]
 """
@@ -29,13 +29,17 @@ rng = cp.random.default_rng(512)
 xf = rng.random((512, 512, 512), dtype=cp.float32)
 xu = (rng.random((256, 1024, 1024), dtype=cp.float32) * 255).astype(cp.uint8)
 xu512 = (rng.random((512, 512, 512), dtype=cp.float32) * 255).astype(cp.uint8)
-rows = []
+csv = open(sys.argv[1], "w") if len(sys.argv) > 1 else None
+if csv:
+    csv.write("op,shape,cupyx_us\n")
 
 
-def row(op, shape, f, runs=20):
+def row(op, shape, f, runs=10):
     us = median_us(f, runs)
-    rows.append((op, shape, us))
-    print(f"{op:<44} {shape:>22} {us:>10.1} µs", flush=True)
+    print(f"{op:<44} {shape:>22} {us:>10.1f} µs", flush=True)
+    if csv:
+        csv.write(f"{op},{shape},{us:.2f}\n")
+        csv.flush()
 
 
 def local_mean_variance(x, k):
@@ -56,6 +60,3 @@ row("dilate_nd 5³", u5, lambda: nd.grey_dilation(xu512, size=(5, 5, 5), mode="r
 row("local_mean_variance_nd 15³ → f32", u5, lambda: local_mean_variance(xu512, 15), runs=5)
 row("local_mean_variance_nd 15³ → f32", fs, lambda: local_mean_variance(xf, 15), runs=5)
 row("dilate_nd 31³", u5, lambda: nd.grey_dilation(xu512, size=(31, 31, 31), mode="reflect"), runs=3)
-if len(sys.argv) > 1:
-    with open(sys.argv[1], "w") as f:
-        f.write("op,shape,cupyx_us\n" + "".join(f"{o},{s},{u:.2}\n" for o, s, u in rows))

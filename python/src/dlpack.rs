@@ -109,7 +109,10 @@ fn order(gpu: &Gpu, on: CUstream, waiter: CUstream) -> PyResult<()> {
     // SAFETY: plain driver calls on the current (primary) context; the event is destroyed once
     // the wait is enqueued (the driver keeps it until the wait completes).
     unsafe {
-        driver(sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32), "cuEventCreate")?;
+        driver(
+            sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32),
+            "cuEventCreate",
+        )?;
         driver(sys::cuEventRecord(ev, on), "cuEventRecord")?;
         driver(sys::cuStreamWaitEvent(waiter, ev, 0), "cuStreamWaitEvent")?;
         driver(sys::cuEventDestroy_v2(ev), "cuEventDestroy")?;
@@ -188,7 +191,9 @@ pub fn import<T: DlElement>(capsule: &Bound<'_, PyAny>, stream: usize) -> PyResu
         )));
     }
     if (t.dtype.code, t.dtype.bits) != T::DTYPE || t.dtype.lanes != 1 {
-        return Err(PyTypeError::new_err("gpuprims: DLPack dtype does not match the op's element type"));
+        return Err(PyTypeError::new_err(
+            "gpuprims: DLPack dtype does not match the op's element type",
+        ));
     }
     let ndim = t.ndim.max(0) as usize;
     // SAFETY: `shape` and `strides` (when not NULL) hold `ndim` entries.
@@ -253,7 +258,12 @@ unsafe extern "C" fn capsule_destructor(cap: *mut ffi::PyObject) {
 
 /// Hands `out` (on `gpu`'s stream) to the caller as a DLPack capsule: the caller's stream waits
 /// for the op; the capsule's deleter orders the free after the caller's later work.
-pub fn export<T: DlElement>(py: Python<'_>, gpu: &Gpu, caller: CUstream, out: DeviceArray<T, IxDyn>) -> PyResult<Py<PyAny>> {
+pub fn export<T: DlElement>(
+    py: Python<'_>,
+    gpu: &Gpu,
+    caller: CUstream,
+    out: DeviceArray<T, IxDyn>,
+) -> PyResult<Py<PyAny>> {
     let mine = gpu.stream().cu_stream();
     order(gpu, mine, caller)?;
     let shape: Vec<i64> = out.shape().iter().map(|&s| s as i64).collect();
@@ -296,7 +306,11 @@ pub fn export<T: DlElement>(py: Python<'_>, gpu: &Gpu, caller: CUstream, out: De
     // SAFETY: `m` is ours; the context lives until the deleter runs.
     unsafe {
         (*m).manager_ctx = Box::into_raw(ctx) as *mut c_void;
-        let cap = ffi::PyCapsule_New(m as *mut c_void, CAPSULE.as_ptr() as *const c_char, Some(capsule_destructor));
+        let cap = ffi::PyCapsule_New(
+            m as *mut c_void,
+            CAPSULE.as_ptr() as *const c_char,
+            Some(capsule_destructor),
+        );
         if cap.is_null() {
             delete_export(m);
             return Err(PyErr::fetch(py));

@@ -218,7 +218,13 @@ fn nd_device(
 ) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
     let op = NdOp::parse(op, ints, floats, axis, truncate)?;
-    fn run<T: Element>(py: Python<'_>, capsule: &Bound<'_, PyAny>, stream: usize, op: &NdOp, b: Border) -> PyResult<Py<PyAny>> {
+    fn run<T: Element>(
+        py: Python<'_>,
+        capsule: &Bound<'_, PyAny>,
+        stream: usize,
+        op: &NdOp,
+        b: Border,
+    ) -> PyResult<Py<PyAny>> {
         let input = dlpack::import::<T>(capsule, stream)?;
         let g = input.gpu.clone();
         let x = input.array();
