@@ -103,8 +103,13 @@ unsafe fn axis_pass<I: AxisIn, A: AxisAcc<I>, O>(
     }
 }
 
-/// Lines of a last-axis block each warp stages (the block is `ROWS_LINES` threads).
-const LINES_PER_WARP: usize = ROWS_LINES as usize / 32;
+/// Warps of a last-axis block (`ROWS_LINES` threads); warp `w` stages and stores lines
+/// `w, w + WARPS, …` of the block, in batches of [`BATCH`] lines whose loads are all issued first.
+const WARPS: usize = ROWS_LINES as usize / 32;
+/// Lines of a last-axis block per batch of one warp's loads.
+const BATCH: usize = 16;
+/// Batches per warp.
+const BATCHES: usize = ROWS_LINES as usize / WARPS / BATCH;
 
 /// One pass along the last axis (`inner = 1`, the host's `outer` lines of `n` samples) for
 /// windows of at most `ROWS_MAX_WINDOW`: thread `t` of a block owns line `ROWS_LINES · block + t`.
@@ -142,57 +147,66 @@ unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
     let tile: *mut O = unsafe { dynamic_shared::<u8>().add(rows_tile_offset(size_of::<A>())) as *mut O };
     let slot = |p: i32| ((p + before) as u32 & (ROWS_RING - 1)) as usize;
     // Stages extended positions [p0, p0 + count) of every line of the block (count ≤ 32): all of
-    // a warp's loads first, then the ring stores.
-    let stage = |p0: i32, count: i32| {
-        let p = p0 + lane;
-        let mut v = [A::ZERO; LINES_PER_WARP];
-        crate::unroll!(LINES_PER_WARP, |k| {
-            let line = first + (warp + 2 * k) as u32;
-            if lane < count && line < lines {
-                let base = line as u64 * a.n as u64;
-                // SAFETY: j < n on the line.
-                v[k] = border_index_i32(p, n, mode)
-                    .map_or(cval, |j| A::lift(unsafe { *x.add((base + j as u64) as usize) }, square));
-            }
-        });
-        crate::unroll!(LINES_PER_WARP, |k| {
-            if lane < count {
-                // SAFETY: inside the ring.
-                unsafe { ring.add((warp + 2 * k) * RING + slot(p)).write(v[k]) };
-            }
-        });
-    };
+    // a warp's loads first, then the ring stores. A macro, so both uses are inlined (each kernel
+    // module holds its entry alone: no calls).
+    macro_rules! stage {
+        ($p0:expr, $count:expr) => {{
+            let (p, count) = ($p0 + lane, $count);
+            crate::unroll!(BATCHES, |b| {
+                let mut v = [A::ZERO; BATCH];
+                crate::unroll!(BATCH, |k| {
+                    let line = first + (warp + WARPS * (b * BATCH + k)) as u32;
+                    if lane < count && line < lines {
+                        let base = line as u64 * a.n as u64;
+                        // SAFETY: j < n on the line.
+                        v[k] = border_index_i32(p, n, mode)
+                            .map_or(cval, |j| A::lift(unsafe { *x.add((base + j as u64) as usize) }, square));
+                    }
+                });
+                crate::unroll!(BATCH, |k| {
+                    if lane < count {
+                        // SAFETY: inside the ring.
+                        unsafe { ring.add((warp + WARPS * (b * BATCH + k)) * RING + slot(p)).write(v[k]) };
+                    }
+                });
+            });
+        }};
+    }
     let own = unsafe { ring.add(t as usize * RING) };
     let at = |p: i32| -> A { unsafe { *own.add(slot(p)) } };
-    stage(-before, size - 1);
+    stage!(-before, size - 1);
     let mut acc = A::ZERO;
     let mut o0 = 0;
     while o0 < n {
         let count = (n - o0).min(ROWS_CHUNK as i32);
-        stage(o0 + after, count);
+        stage!(o0 + after, count);
         // SAFETY: every thread of the block reaches both barriers (the loop bound is uniform).
         unsafe { sync_threads() };
-        for j in 0..count {
-            let o = o0 + j;
-            acc = if o == 0 {
-                (-before..=after).fold(A::ZERO, |s, p| s.plus(at(p)))
-            } else {
-                acc.slide(at(o + after), at(o - before - 1))
-            };
-            // SAFETY: inside the tile.
-            unsafe { tile.add(t as usize * TILE + j as usize).write(out(acc)) };
+        // Threads past the last line compute nothing (their ring rows hold no samples).
+        if first + t < lines {
+            for j in 0..count {
+                let o = o0 + j;
+                acc = if o == 0 {
+                    (-before..=after).fold(A::ZERO, |s, p| s.plus(at(p)))
+                } else {
+                    acc.slide(at(o + after), at(o - before - 1))
+                };
+                // SAFETY: inside the tile.
+                unsafe { tile.add(t as usize * TILE + j as usize).write(out(acc)) };
+            }
         }
         unsafe { sync_threads() };
-        crate::unroll!(LINES_PER_WARP, |k| {
-            let line = first + (warp + 2 * k) as u32;
+        for k in 0..ROWS_LINES as usize / WARPS {
+            let row = warp + WARPS * k;
+            let line = first + row as u32;
             if lane < count && line < lines {
                 // SAFETY: o0 + lane < n on the line; the tile row was written above.
                 unsafe {
-                    let v = *tile.add((warp + 2 * k) * TILE + lane as usize);
+                    let v = *tile.add(row * TILE + lane as usize);
                     y.add((line as u64 * a.n as u64 + (o0 + lane) as u64) as usize).write(v);
                 }
             }
-        });
+        }
         o0 += ROWS_CHUNK as i32;
     }
 }
