@@ -147,3 +147,18 @@ def test_torch_tensors_zero_copy_on_the_callers_stream():
         assert float(w.min()) == 5.0
     with pytest.raises(TypeError):
         gpuprims.grey_dilation(torch.zeros(3, 3), size=3)  # a CPU tensor
+
+
+def test_dask_map_overlap_is_bit_exact():
+    da = pytest.importorskip("dask.array")
+    x = arr((3, 300, 260), np.uint8)
+    for mode in ["reflect", "nearest", "mirror", "constant", "wrap"]:
+        boundary = "periodic" if mode == "wrap" else "none"
+        d = da.from_array(x, chunks=(1, 100, 130))
+        got = d.map_overlap(
+            lambda c: gpuprims.grey_dilation(c, size=(1, 9, 9), mode=mode),
+            depth={0: 0, 1: 4, 2: 4},
+            boundary=boundary,
+            dtype=x.dtype,
+        ).compute(scheduler="threads")
+        np.testing.assert_array_equal(got, gpuprims.grey_dilation(x, size=(1, 9, 9), mode=mode), err_msg=mode)
