@@ -319,7 +319,9 @@ impl Gpu {
 
     /// scipy's `uniform_filter(x, size, mode, cval)` with a size per trailing axis (1 leaves an
     /// axis alone; a shorter list leaves the leading axes alone): [`Gpu::uniform_filter1d`] along
-    /// each axis in order, each pass written in the input type, as scipy does.
+    /// each axis in order, each pass written in the input type, as scipy does. All sizes 1 give a
+    /// copy of `x` (so does `uniform_filter1d` of size 1, where scipy's running sum can move a
+    /// float in its last bit).
     pub fn uniform_filter_nd<T: AxisElement, X: Operand<Elem = T>>(
         &self,
         x: X,
@@ -340,7 +342,14 @@ impl Gpu {
         let mut passes = filtered(&sizes).map(|(a, k)| pass(a, k));
         let y = match (x.device(self)?, passes.next()) {
             (Some(input), Some(first)) => self.axis_passes(input.slice(), &dim, first, &passes.collect::<Vec<_>>())?,
-            (Some(input), None) => self.axis_passes(input.slice(), &dim, pass(dim.ndim() - 1, 1), &[])?,
+            (Some(input), None) => {
+                // Every size is 1: the input itself (a size-1 running sum would drift in the
+                // last bit for floats; scipy's uniform_filter skips such axes too).
+                let mut y = DeviceArray::uninit(self, dim)?;
+                let _order = self.order_after([input.slice().stream()])?;
+                self.stream().memcpy_dtod(input.slice(), y.as_mut_slice())?;
+                y
+            }
             (None, _) => DeviceArray::uninit(self, dim)?,
         };
         X::finish(self, y)

@@ -7,8 +7,9 @@
 //! stream and before the work queued there later, with no host synchronisation: an event recorded
 //! on the caller's stream is waited on by gpuprims's stream before the op, and an event recorded
 //! after the op is waited on by the caller's stream. When the consumer drops the output, the
-//! capsule's deleter makes gpuprims's stream wait for the caller's stream before the stream-ordered
-//! free, so kernels the caller queued on the output finish first.
+//! capsule's deleter waits for the device's queued work before the free (the consumer's streams
+//! are unknown there and may be gone), so kernels the caller queued on the output finish first;
+//! that wait is at free time, never in a call.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -274,11 +275,15 @@ pub fn export<T: DlElement>(
     };
     let device_id = gpu.props().ordinal as i32;
     let g = gpu.clone();
-    let caller_addr = caller as usize;
     let data = out.into_slice();
-    // The free is ordered after the caller's stream's work at the time the consumer lets go.
+    // The consumer may still have work queued on the output when it lets go, on streams we do not
+    // know and that may already be destroyed (recording on the caller's stream then crashed under
+    // CuPy, whose stream objects die with their scope): the free waits for the whole context.
     let free: Box<dyn FnOnce() + Send> = Box::new(move || {
-        let _ = order(&g, caller_addr as CUstream, g.stream().cu_stream());
+        if g.stream().context().bind_to_thread().is_ok() {
+            // SAFETY: a plain driver call on the bound (primary) context.
+            let _ = unsafe { sys::cuCtxSynchronize() };
+        }
         drop(data);
     });
     let mut ctx = Box::new(Export { free, shape });
