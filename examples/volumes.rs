@@ -55,7 +55,7 @@ fn main() {
             let mut out = String::from("op,shape,median_us,gbps,pct_copy\n");
             for r in &rows {
                 out += &format!(
-                    "{},{},{:.2},{:.1},{:.1}\n",
+                    "{},\"{}\",{:.2},{:.1},{:.1}\n",
                     r.variant,
                     r.note,
                     r.median_us,

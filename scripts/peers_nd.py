@@ -38,7 +38,7 @@ def row(op, shape, f, runs=10):
     us = median_us(f, runs)
     print(f"{op:<44} {shape:>22} {us:>10.1f} µs", flush=True)
     if csv:
-        csv.write(f"{op},{shape},{us:.2f}\n")
+        csv.write(f"{op},\"{shape}\",{us:.2f}\n")
         csv.flush()
 
 
