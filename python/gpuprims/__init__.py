@@ -10,7 +10,9 @@ torch.nn.functional names (over the last two axes)::
 
     max_pool2d, avg_pool2d
 
-and gpuprims's own ``local_mean_variance``. NumPy arrays come back as new NumPy arrays (work on
+and gpuprims's own: the exact reductions (``sum``, ``sum_of_squares``, ``min``, ``max``,
+``mean_variance``), ``window_sum_sumsq``, ``local_mean_variance``, the tutorial's ``gaussian3x3``
+and ``Chain`` (fused u8 steps in one pass). NumPy arrays come back as new NumPy arrays (work on
 CUDA device 0); CuPy arrays and CUDA PyTorch tensors given to the n-D filters come back as the same
 kind on their own device, without copies (DLPack), ordered on the caller's current stream with no
 host synchronisation. The input is never modified; the GIL is released while the GPU works.
@@ -29,6 +31,7 @@ import numpy as np
 from . import _native
 
 __all__ = [
+    "Chain",
     "avg_pool2d",
     "convolve1d",
     "correlate1d",
@@ -38,14 +41,21 @@ __all__ = [
     "grey_dilation",
     "grey_erosion",
     "grey_opening",
+    "gaussian3x3",
     "local_mean_variance",
+    "max",
     "max_pool2d",
     "maximum_filter",
+    "mean_variance",
+    "min",
     "minimum_filter",
     "morphological_gradient",
     "sobel",
+    "sum",
+    "sum_of_squares",
     "uniform_filter",
     "uniform_filter1d",
+    "window_sum_sumsq",
 ]
 
 # scipy's mode names, and its aliases, as the modes gpuprims implements.
@@ -403,3 +413,116 @@ def avg_pool2d(
     if d is not None and d == 0:
         raise ValueError("gpuprims.avg_pool2d: divisor_override must be nonzero")
     return _native.avg_pool2d(x, k, s, _pair(padding, "padding"), bool(ceil_mode), bool(count_include_pad), d)
+
+
+_REDUCE_DTYPES = (np.uint8, np.int32, np.uint32, np.float32, np.float64)
+
+
+def _reduce(op, x):
+    x = _array(x, _REDUCE_DTYPES, op)
+    if x.size == 0 and op in ("min", "max", "mean_variance"):
+        raise ValueError(f"gpuprims.{op} of an empty array is undefined")
+    return _native.reduce(op, x)
+
+
+def sum(x):  # noqa: A001 - numpy's name
+    """The sum of all elements: a Python int, exact for integer arrays (no overflow), or a float
+    (f64 accumulation) for float arrays."""
+    return _reduce("sum", x)
+
+
+def sum_of_squares(x):
+    """The sum of squares: an exact Python int for integers (int32 squares in 128 bits), a float
+    for floats."""
+    return _reduce("sum_of_squares", x)
+
+
+def min(x):  # noqa: A001
+    """The smallest element (NaN if any element is NaN, as numpy)."""
+    return _reduce("min", x)
+
+
+def max(x):  # noqa: A001
+    """The largest element (NaN if any element is NaN, as numpy)."""
+    return _reduce("max", x)
+
+
+def mean_variance(x):
+    """``(mean, population variance)`` in one pass (exact moments for integers)."""
+    return _reduce("mean_variance", x)
+
+
+def gaussian3x3(input, mode="reflect", cval=0.0, truncate=False):
+    """The 3 × 3 Gaussian ``[1 2 1]ᵀ[1 2 1] / 16`` over the last two axes: integers rounded half up
+    (OpenCV's), or with ``truncate=True`` rounded down as the classic tutorial's ``gx >> 4``."""
+    x = _array(input, _MORPH_DTYPES, "gaussian3x3")
+    if x.ndim < 2:
+        raise ValueError("gpuprims.gaussian3x3 needs at least 2 dimensions")
+    return _native.gaussian3x3(x, bool(truncate), _mode(mode), _cval(cval))
+
+
+def window_sum_sumsq(input, width, mode="reflect", cval=0.0, dtype=np.float32):
+    """Sums and sums of squares of ``width`` samples centred (``width // 2`` before) on each
+    position of the last axis, as ``dtype`` (float32 or float64; float64 input gives float64):
+    exact integer sums rounded once, fixed-order f64 sums for floats."""
+    x = _array(input, _UNIFORM_DTYPES, "window_sum_sumsq")
+    w = _per_axis(width, 1, "width")[0]
+    if np.dtype(dtype) not in (np.float32, np.float64):
+        raise TypeError(f"gpuprims.window_sum_sumsq: dtype float32 or float64, got {dtype}")
+    return _native.window_sum_sumsq(x, w, _mode(mode), _cval(cval), np.dtype(dtype) == np.float64)
+
+
+class Chain:
+    """Fused u8 steps over the last two axes, run in one pass, bit for bit the ops one by one:
+    ``gpuprims.Chain().gaussian3x3().dilate((3, 3)).sobel(1)(x, mode="reflect")``. Steps:
+    ``gaussian3x3``, ``dilate`` / ``erode`` (odd sizes up to 5 × 5 fuse), ``threshold``,
+    ``scale_offset``, ``lookup`` (256 entries); last, optionally, ``sobel(axis)`` (int16 out) or
+    ``sobel_magnitude()`` (float32 out). At most 8 steps."""
+
+    def __init__(self, steps=()):
+        self._steps = list(steps)
+
+    def _then(self, name, *params):
+        if self._steps and self._steps[-1][0] in ("sobel", "sobel_magnitude"):
+            raise ValueError("gpuprims.Chain: a Sobel step must be the last")
+        return Chain(self._steps + [(name, [float(p) for p in params])])
+
+    def gaussian3x3(self):
+        return self._then("gaussian3x3")
+
+    def dilate(self, size):
+        return self._then("dilate", *_pair(size, "size"))
+
+    def erode(self, size):
+        return self._then("erode", *_pair(size, "size"))
+
+    def threshold(self, level):
+        if not 0 <= int(level) <= 255:
+            raise ValueError(f"gpuprims.Chain.threshold: level in 0..=255, got {level}")
+        return self._then("threshold", int(level))
+
+    def scale_offset(self, scale, offset):
+        return self._then("scale_offset", float(scale), float(offset))
+
+    def lookup(self, table):
+        t = np.asarray(table)
+        if t.shape != (256,) or t.min() < 0 or t.max() > 255:
+            raise ValueError("gpuprims.Chain.lookup: a table of 256 values in 0..=255")
+        return self._then("lookup", *t.tolist())
+
+    def sobel(self, axis):
+        if axis not in (0, 1):
+            raise ValueError(f"gpuprims.Chain.sobel: axis 0 or 1, got {axis}")
+        return self._then("sobel", axis)
+
+    def sobel_magnitude(self):
+        return self._then("sobel_magnitude")
+
+    def __call__(self, input, mode="reflect", cval=0.0):
+        x = _array(input, (np.uint8,), "Chain")
+        if x.ndim < 2:
+            raise ValueError("gpuprims.Chain needs at least 2 dimensions")
+        return _native.chain(x, self._steps, _mode(mode), _cval(cval))
+
+    def __repr__(self):
+        return "gpuprims.Chain()" + "".join(f".{n}({', '.join(map(str, p))})" for n, p in self._steps)

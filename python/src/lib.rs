@@ -6,7 +6,7 @@
 
 use std::sync::OnceLock;
 
-use gpuprims::{AvgPool2d, AxisElement, Border, Error, Filter2dElement, Gpu, Operand, Pool2d};
+use gpuprims::{AvgPool2d, AxisElement, Border, Chain, Error, Filter2dElement, Gpu, Operand, Pool2d, Rounding};
 
 mod dlpack;
 use ndarray::ArrayD;
@@ -349,6 +349,195 @@ fn avg_pool2d(
         .avg_pool2d(a, p))
 }
 
+/// An input of the reductions.
+#[derive(FromPyObject)]
+enum RIn<'py> {
+    U8(PyReadonlyArrayDyn<'py, u8>),
+    I32(PyReadonlyArrayDyn<'py, i32>),
+    U32(PyReadonlyArrayDyn<'py, u32>),
+    F32(PyReadonlyArrayDyn<'py, f32>),
+    F64(PyReadonlyArrayDyn<'py, f64>),
+}
+
+/// gpuprims's reductions: `sum` and `sum_of_squares` (exact integers of any size for integer
+/// inputs, f64 for floats), `min`, `max` (NaN propagates), `mean_variance` (a pair of floats).
+#[pyfunction]
+fn reduce(py: Python<'_>, op: &str, x: RIn<'_>) -> PyResult<Py<PyAny>> {
+    macro_rules! run {
+        ($a:expr) => {{
+            let view = $a.as_array();
+            let g = gpu()?;
+            let v = &view;
+            match op {
+                "sum" => py
+                    .detach(|| g.sum(v))
+                    .map_err(py_err)?
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+                "sum_of_squares" => py
+                    .detach(|| g.sum_of_squares(v))
+                    .map_err(py_err)?
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+                "min" => py
+                    .detach(|| g.min(v))
+                    .map_err(py_err)?
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+                "max" => py
+                    .detach(|| g.max(v))
+                    .map_err(py_err)?
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+                "mean_variance" => {
+                    let m = py.detach(|| g.mean_variance(v)).map_err(py_err)?;
+                    (m.mean, m.variance).into_pyobject(py)?.into_any().unbind()
+                }
+                other => return Err(PyValueError::new_err(format!("gpuprims: unknown reduction {other:?}"))),
+            }
+        }};
+    }
+    Ok(match x {
+        RIn::U8(a) => run!(a),
+        RIn::I32(a) => run!(a),
+        RIn::U32(a) => run!(a),
+        RIn::F32(a) => run!(a),
+        RIn::F64(a) => run!(a),
+    })
+}
+
+/// The 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16` over the last two axes: integers rounded half up,
+/// or truncated as the classic tutorial's kernel (`truncate`).
+#[pyfunction]
+fn gaussian3x3(py: Python<'_>, x: In<'_>, truncate: bool, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    let r = if truncate { Rounding::Truncate } else { Rounding::HalfUp };
+    dispatch!(
+        py,
+        x,
+        "gaussian3x3",
+        "uint8, uint16 or float32",
+        [U8, U16, F32],
+        |g, a| g.gaussian3x3_rounding(a, b, r)
+    )
+}
+
+/// Window sums and sums of squares along the last axis, as float32 or float64.
+#[pyfunction]
+fn window_sum_sumsq(
+    py: Python<'_>,
+    x: In<'_>,
+    width: usize,
+    mode: &str,
+    cval: f64,
+    double: bool,
+) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+    let b = border(mode, cval)?;
+    fn pair<T: numpy::Element>(py: Python<'_>, (s, q): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
+        (
+            s.into_pyarray(py).into_any().unbind(),
+            q.into_pyarray(py).into_any().unbind(),
+        )
+    }
+    macro_rules! run {
+        ($arr:expr) => {{
+            let view = $arr.as_array();
+            let g = gpu()?;
+            if double {
+                Ok(pair(
+                    py,
+                    py.detach(|| g.window_sum_sumsq::<f64, _>(&view, width, b))
+                        .map_err(py_err)?,
+                ))
+            } else {
+                Ok(pair(
+                    py,
+                    py.detach(|| g.window_sum_sumsq::<f32, _>(&view, width, b))
+                        .map_err(py_err)?,
+                ))
+            }
+        }};
+    }
+    match x {
+        In::U8(a) => run!(a),
+        In::U16(a) => run!(a),
+        In::F32(a) => run!(a),
+        // f64 samples give f64 sums (no narrower output).
+        In::F64(a) => {
+            let view = a.as_array();
+            let g = gpu()?;
+            Ok(pair(
+                py,
+                py.detach(|| g.window_sum_sumsq::<f64, _>(&view, width, b))
+                    .map_err(py_err)?,
+            ))
+        }
+    }
+}
+
+/// A fused chain of u8 steps (`(name, params)`, see `gpuprims.Chain`) over the last two axes, in
+/// one pass: u8 out, or int16 after `sobel`, float32 after `sobel_magnitude`.
+#[pyfunction]
+fn chain(
+    py: Python<'_>,
+    x: PyReadonlyArrayDyn<'_, u8>,
+    steps: Vec<(String, Vec<f64>)>,
+    mode: &str,
+    cval: f64,
+) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    let mut c = Chain::new();
+    let (mut last, n) = (None, steps.len());
+    for (i, (name, p)) in steps.into_iter().enumerate() {
+        let arg = |k: usize| p.get(k).copied().unwrap_or(0.0);
+        c = match name.as_str() {
+            "gaussian3x3" => c.gaussian3x3(),
+            "dilate" => c.dilate((arg(0) as usize, arg(1) as usize)),
+            "erode" => c.erode((arg(0) as usize, arg(1) as usize)),
+            "threshold" => c.threshold(arg(0) as u8),
+            "scale_offset" => c.scale_offset(arg(0) as f32, arg(1) as f32),
+            "lookup" => {
+                let mut t = [0u8; 256];
+                for (d, v) in t.iter_mut().zip(&p) {
+                    *d = *v as u8;
+                }
+                c.lookup(t)
+            }
+            "sobel" | "sobel_magnitude" if i + 1 == n => {
+                last = Some((name.clone(), arg(0) as usize));
+                c
+            }
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "gpuprims.Chain: {other:?} is not a step (or a Sobel that is not last)"
+                )));
+            }
+        };
+    }
+    let view = x.as_array();
+    let g = gpu()?;
+    Ok(match last {
+        Some((name, axis)) if name == "sobel" => {
+            let c = c.sobel(axis);
+            let y = py.detach(|| g.chain(&view, &c, b)).map_err(py_err)?;
+            y.into_pyarray(py).into_any().unbind()
+        }
+        Some(_) => {
+            let c = c.sobel_magnitude();
+            let y = py.detach(|| g.chain(&view, &c, b)).map_err(py_err)?;
+            y.into_pyarray(py).into_any().unbind()
+        }
+        None => {
+            let y = py.detach(|| g.chain(&view, &c, b)).map_err(py_err)?;
+            y.into_pyarray(py).into_any().unbind()
+        }
+    })
+}
+
 /// Whether a CUDA device can be opened (and why not).
 #[pyfunction]
 fn device() -> (bool, String) {
@@ -365,6 +554,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(local_mean_variance, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(reduce, m)?)?;
+    m.add_function(wrap_pyfunction!(gaussian3x3, m)?)?;
+    m.add_function(wrap_pyfunction!(window_sum_sumsq, m)?)?;
+    m.add_function(wrap_pyfunction!(chain, m)?)?;
     m.add_function(wrap_pyfunction!(device, m)?)?;
     Ok(())
 }

@@ -60,3 +60,28 @@ def test_without_a_device_calls_raise_runtime_error():
         pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="no usable CUDA device"):
         gpuprims.grey_dilation(X, size=3)
+
+
+@pytest.mark.parametrize(
+    "call, exc",
+    [
+        (lambda: gpuprims.sum(np.zeros(3, np.int64)), TypeError),
+        (lambda: gpuprims.min(np.zeros(0, np.float32)), ValueError),
+        (lambda: gpuprims.Chain().sobel(2), ValueError),
+        (lambda: gpuprims.Chain().sobel(1).dilate(3), ValueError),
+        (lambda: gpuprims.Chain().threshold(300), ValueError),
+        (lambda: gpuprims.Chain().lookup(np.arange(10)), ValueError),
+        (lambda: gpuprims.Chain().gaussian3x3()(np.zeros((4, 4), np.float32)), TypeError),
+        (lambda: gpuprims.window_sum_sumsq(X, 3, dtype=np.int32), TypeError),
+        (lambda: gpuprims.gaussian3x3(np.zeros(5, np.uint8)), ValueError),
+    ],
+)
+def test_bad_arguments_of_gpuprims_own_ops(call, exc):
+    with pytest.raises(exc):
+        call()
+
+
+def test_chain_repr():
+    assert repr(gpuprims.Chain().gaussian3x3().dilate(3).sobel(1)) == (
+        "gpuprims.Chain().gaussian3x3().dilate(3.0, 3.0).sobel(1.0)"
+    )

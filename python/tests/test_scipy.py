@@ -162,3 +162,19 @@ def test_dask_map_overlap_is_bit_exact():
             dtype=x.dtype,
         ).compute(scheduler="threads")
         np.testing.assert_array_equal(got, gpuprims.grey_dilation(x, size=(1, 9, 9), mode=mode), err_msg=mode)
+
+
+def test_gpuprims_own_ops():
+    x = arr((33, 70), np.uint8)
+    assert gpuprims.sum(x) == int(x.astype(np.int64).sum())
+    assert gpuprims.sum_of_squares(x.astype(np.int32)) == int((x.astype(np.int64) ** 2).sum())
+    assert gpuprims.min(x) == x.min() and gpuprims.max(x) == x.max()
+    m, v = gpuprims.mean_variance(x)
+    assert abs(m - x.mean()) < 1e-9 and abs(v - x.var()) < 1e-6
+    s, q = gpuprims.window_sum_sumsq(x, 15, mode="constant", dtype=np.float64)
+    np.testing.assert_array_equal(s, ndimage.uniform_filter1d(x.astype(np.float64), 15, mode="constant") * 15)
+    g = gpuprims.gaussian3x3(x, mode="nearest")
+    y = gpuprims.Chain().gaussian3x3().dilate(3)(x, mode="nearest")
+    np.testing.assert_array_equal(y, gpuprims.grey_dilation(g, size=3, mode="nearest"))
+    sx = gpuprims.Chain().gaussian3x3().sobel(1)(x, mode="nearest")
+    assert sx.dtype == np.int16
