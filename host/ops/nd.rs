@@ -146,15 +146,7 @@ impl Gpu {
         sizes: &[usize],
         border: Border,
     ) -> Result<X::Output<T>> {
-        let input = x.device(self)?;
-        let y = self.extremum_nd(
-            input.as_ref().map(|i| i.slice()),
-            &x.dims(),
-            sizes,
-            border,
-            Extremum::Max,
-        )?;
-        X::finish(self, y)
+        self.extremum_chain(x, sizes, border, &[Extremum::Max])
     }
 
     /// Grey erosion by a box of `sizes` (scipy's `grey_erosion(x, size=sizes)`).
@@ -164,15 +156,7 @@ impl Gpu {
         sizes: &[usize],
         border: Border,
     ) -> Result<X::Output<T>> {
-        let input = x.device(self)?;
-        let y = self.extremum_nd(
-            input.as_ref().map(|i| i.slice()),
-            &x.dims(),
-            sizes,
-            border,
-            Extremum::Min,
-        )?;
-        X::finish(self, y)
+        self.extremum_chain(x, sizes, border, &[Extremum::Min])
     }
 
     /// Grey opening, erosion then dilation (scipy's `grey_opening(x, size=sizes)`).
@@ -182,7 +166,7 @@ impl Gpu {
         sizes: &[usize],
         border: Border,
     ) -> Result<X::Output<T>> {
-        self.composed_nd(x, sizes, border, [Extremum::Min, Extremum::Max])
+        self.extremum_chain(x, sizes, border, &[Extremum::Min, Extremum::Max])
     }
 
     /// Grey closing, dilation then erosion (scipy's `grey_closing(x, size=sizes)`).
@@ -192,22 +176,29 @@ impl Gpu {
         sizes: &[usize],
         border: Border,
     ) -> Result<X::Output<T>> {
-        self.composed_nd(x, sizes, border, [Extremum::Max, Extremum::Min])
+        self.extremum_chain(x, sizes, border, &[Extremum::Max, Extremum::Min])
     }
 
-    fn composed_nd<T: Filter2dElement, X: Operand<Elem = T>>(
+    /// The n-D box extrema `steps` in turn (one for dilation or erosion, two for opening and
+    /// closing), each over the last one's result.
+    fn extremum_chain<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
         sizes: &[usize],
         border: Border,
-        [first, second]: [Extremum; 2],
+        steps: &[Extremum],
     ) -> Result<X::Output<T>> {
         let dim = x.dims();
         let input = x.device(self)?;
-        let a = self.extremum_nd(input.as_ref().map(|i| i.slice()), &dim, sizes, border, first)?;
-        let slice = input.as_ref().map(|_| a.as_slice());
-        let y = self.extremum_nd(slice, &dim, sizes, border, second)?;
-        X::finish(self, y)
+        let mut y: Option<DeviceArray<T, X::Dim>> = None;
+        for &step in steps {
+            let from = match &y {
+                Some(prev) => input.as_ref().map(|_| prev.as_slice()),
+                None => input.as_ref().map(|i| i.slice()),
+            };
+            y = Some(self.extremum_nd(from, &dim, sizes, border, step)?);
+        }
+        X::finish(self, y.expect("at least one step"))
     }
 
     /// Morphological gradient, dilation − erosion by a box of `sizes` (scipy's

@@ -91,6 +91,14 @@ macro_rules! dispatch {
     };
 }
 
+/// Two arrays of a two-output op, as NumPy arrays.
+fn pair<T: numpy::Element>(py: Python<'_>, (a, b): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
+    (
+        a.into_pyarray(py).into_any().unbind(),
+        b.into_pyarray(py).into_any().unbind(),
+    )
+}
+
 /// An n-D op the Python layer asks for, its parameters already checked.
 enum NdOp {
     /// dilation, erosion, opening, closing, gradient: sizes per axis.
@@ -253,12 +261,6 @@ fn local_mean_variance(
     double: bool,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
     let b = border(mode, cval)?;
-    fn pair<T: numpy::Element>(py: Python<'_>, (m, v): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
-        (
-            m.into_pyarray(py).into_any().unbind(),
-            v.into_pyarray(py).into_any().unbind(),
-        )
-    }
     macro_rules! run {
         ($arr:expr) => {{
             let view = $arr.as_array();
@@ -437,12 +439,6 @@ fn window_sum_sumsq(
     double: bool,
 ) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
     let b = border(mode, cval)?;
-    fn pair<T: numpy::Element>(py: Python<'_>, (s, q): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
-        (
-            s.into_pyarray(py).into_any().unbind(),
-            q.into_pyarray(py).into_any().unbind(),
-        )
-    }
     macro_rules! run {
         ($arr:expr) => {{
             let view = $arr.as_array();
