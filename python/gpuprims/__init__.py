@@ -108,14 +108,12 @@ def _dtype_of(x):
     return np.dtype(x.dtype)
 
 
-def _array(x, dtypes, op, device_ok=False):
-    """The input checked: a NumPy array (array-likes converted), or with ``device_ok`` a CuPy
-    array or a CUDA PyTorch tensor left where it is."""
+def _array(x, dtypes, op):
+    """The input checked: a NumPy array (array-likes converted), or a CuPy array or a CUDA
+    PyTorch tensor left where it is."""
     kind = _kind(x)
     if kind == "torch" and not x.is_cuda:
         raise TypeError(f"gpuprims.{op}: a CPU torch tensor; pass tensor.numpy() or a CUDA tensor")
-    if kind is not None and not device_ok:
-        raise NotImplementedError(f"gpuprims.{op} takes NumPy arrays (device arrays: the n-D filters)")
     if kind is None:
         x = np.asarray(x)
     if _dtype_of(x).type not in dtypes:
@@ -139,27 +137,48 @@ class _Exported:
         return (2, self._device)
 
 
-def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.0):
-    """Runs n-D ``op`` on a NumPy array (a new NumPy array back) or, without a copy, on a CuPy
-    array or CUDA tensor (the same kind back, on its device, ordered on the caller's current
-    stream)."""
-    args = (list(ints), [float(f) for f in floats], int(axis), float(truncate), _mode(mode), _cval(cval))
+def _call(native, x, *args):
+    """Runs ``native(x, *args)`` on a NumPy array (NumPy arrays back) or, without a copy, on a CuPy
+    array or CUDA tensor: it goes as ``(DLPack capsule, caller's current stream)`` and each result
+    capsule comes back as the same kind, on the array's device, ordered on that stream."""
     kind = _kind(x)
     if kind is None:
-        return _native.nd(op, x, *args)
+        return native(x, *args)
     if kind == "torch":
         import torch
 
         x = x.contiguous()
         stream = torch.cuda.current_stream(x.device).cuda_stream or 1
-        out = _native.nd_device(op, x.__dlpack__(stream=stream), stream, *args)
-        return torch.from_dlpack(_Exported(out, x.device.index))
-    import cupy
+        out = native((x.__dlpack__(stream=stream), stream), *args)
+        dev = x.device.index
 
-    x = cupy.ascontiguousarray(x)
-    stream = cupy.cuda.get_current_stream().ptr or 1
-    out = _native.nd_device(op, x.__dlpack__(stream=stream), stream, *args)
-    return cupy.from_dlpack(_Exported(out, x.device.id))
+        def wrap(c):
+            return torch.from_dlpack(_Exported(c, dev))
+
+    else:
+        import cupy
+
+        x = cupy.ascontiguousarray(x)
+        stream = cupy.cuda.get_current_stream().ptr or 1
+        out = native((x.__dlpack__(stream=stream), stream), *args)
+        dev = x.device.id
+
+        def wrap(c):
+            return cupy.from_dlpack(_Exported(c, dev))
+
+    if isinstance(out, tuple):
+        return tuple(wrap(o) if _is_capsule(o) else o for o in out)
+    return wrap(out) if _is_capsule(out) else out
+
+
+def _is_capsule(o):
+    return type(o).__name__ == "PyCapsule"
+
+
+def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.0):
+    """Runs n-D ``op`` (see ``_call`` for the kinds of ``x``)."""
+    args = (list(ints), [float(f) for f in floats], int(axis), float(truncate), _mode(mode), _cval(cval))
+    return _call(_native.nd, x, op, *args)
 
 
 def _per_axis(value, ndim, name, kind=int):
@@ -218,7 +237,7 @@ def _morph(op, name, input, size, footprint, structure, output, mode, cval, orig
     _no("footprint", footprint)
     _no("structure", structure)
     _no("origin", origin, 0)
-    x = _array(input, _MORPH_DTYPES, name, device_ok=True)
+    x = _array(input, _MORPH_DTYPES, name)
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint and structure are not supported)")
     sizes = _per_axis(size, x.ndim, "size")
@@ -256,7 +275,7 @@ def morphological_gradient(
 def _extremum_filter(op, name, input, size, footprint, output, mode, cval, origin, axes):
     if axes is not None:
         raise NotImplementedError(f"gpuprims.{name}: axes is not supported")
-    x = _array(input, _MORPH_DTYPES, name, device_ok=True)
+    x = _array(input, _MORPH_DTYPES, name)
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint is not supported)")
     if any(s % 2 == 0 for s in _per_axis(size, x.ndim, "size")):
@@ -285,7 +304,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     if axes is not None:
         raise NotImplementedError("gpuprims.uniform_filter: axes is not supported")
     _no("origin", origin, 0)
-    x = _array(input, _UNIFORM_DTYPES, "uniform_filter", device_ok=True)
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter")
     sizes = _per_axis(size, x.ndim, "size")
     return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter")
 
@@ -293,7 +312,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.uniform_filter1d along any axis, bit for bit (see uniform_filter)."""
     _no("origin", origin, 0)
-    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d", device_ok=True)
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d")
     a = _axis(axis, x.ndim)
     sizes = [1] * x.ndim
     sizes[a] = _per_axis(size, 1, "size")[0]
@@ -314,7 +333,7 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
     summation order, written in the input's dtype). uint8, uint16, float32. Integer results that
     fall outside the dtype saturate (scipy's C cast is platform-defined there)."""
     _no("origin", origin, 0)
-    x = _array(input, _MORPH_DTYPES, "correlate1d", device_ok=True)
+    x = _array(input, _MORPH_DTYPES, "correlate1d")
     y = _nd("correlate1d", x, floats=_taps(weights), axis=_axis(axis, x.ndim), mode=mode, cval=cval)
     return _output(y, output, "correlate1d")
 
@@ -340,7 +359,7 @@ def gaussian_filter(
         raise NotImplementedError("gpuprims.gaussian_filter: derivative orders are not supported")
     if radius is not None or axes is not None:
         raise NotImplementedError("gpuprims.gaussian_filter: radius and axes are not supported")
-    x = _array(input, _MORPH_DTYPES, "gaussian_filter", device_ok=True)
+    x = _array(input, _MORPH_DTYPES, "gaussian_filter")
     sigmas = _per_axis(sigma, x.ndim, "sigma", float)
     truncate = float(truncate)
     if not np.isfinite(truncate) or truncate < 0:
@@ -354,14 +373,18 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
     each pass written in the output's dtype. ``output=np.int16`` with uint8 input (or float32
     input) gives signed derivatives; in an unsigned dtype negative values saturate at 0. Under a
     nonzero constant mode scipy applies the constant to each pass's intermediate; so does this."""
-    x = _array(input, _MORPH_DTYPES, "sobel", device_ok=True)
+    x = _array(input, _MORPH_DTYPES, "sobel")
     a = _axis(axis, x.ndim)
     dtype = None if output is None or isinstance(output, np.ndarray) else np.dtype(output)
     if dtype is not None and dtype != _dtype_of(x):
-        if dtype == np.int16 and _dtype_of(x) == np.uint8 and _kind(x) is None:
-            # Every pass's values are small integers, exact in float32: the int16 result is scipy's.
-            y = _nd("sobel", x.astype(np.float32), axis=a, mode=mode, cval=cval)
-            return y.astype(np.int16)
+        if dtype == np.int16 and _dtype_of(x) == np.uint8:
+            if x.ndim == 2 and (_mode(mode) != "constant" or _cval(cval) == 0.0):
+                # One 3 × 3 pass, u8 in, exact int16 out (scipy's result: no other axis to smooth).
+                return _output(_call(_native.sobel2d_u8, x, a, _mode(mode), _cval(cval)), output, "sobel")
+            if _kind(x) is None:
+                # Every pass's values are small integers, exact in float32: the int16 result is scipy's.
+                y = _nd("sobel", x.astype(np.float32), axis=a, mode=mode, cval=cval)
+                return _output(y.astype(np.int16), output, "sobel")
         raise NotImplementedError(f"gpuprims.sobel: {_dtype_of(x)} input with output {dtype}")
     return _output(_nd("sobel", x, axis=a, mode=mode, cval=cval), output, "sobel")
 
@@ -373,7 +396,7 @@ def local_mean_variance(input, size, mode="reflect", cval=0.0, dtype=np.float32)
     sizes = _per_axis(size, x.ndim, "size")
     if np.dtype(dtype) not in (np.float32, np.float64):
         raise TypeError(f"gpuprims.local_mean_variance: dtype float32 or float64, got {dtype}")
-    return _native.local_mean_variance(x, sizes, _mode(mode), _cval(cval), np.dtype(dtype) == np.float64)
+    return _call(_native.local_mean_variance, x, sizes, _mode(mode), _cval(cval), np.dtype(dtype) == np.float64)
 
 
 def _pair(v, name):
@@ -394,10 +417,8 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise ValueError("gpuprims.max_pool2d needs at least 2 dimensions")
     k = _pair(kernel_size, "kernel_size")
     s = k if stride is None or stride == [] else _pair(stride, "stride")
-    y, idx = _native.max_pool2d(
-        x, k, s, _pair(padding, "padding"), _pair(dilation, "dilation"), bool(ceil_mode), bool(return_indices)
-    )
-    return (y, idx) if return_indices else y
+    p, d = _pair(padding, "padding"), _pair(dilation, "dilation")
+    return _call(_native.max_pool2d, x, k, s, p, d, bool(ceil_mode), bool(return_indices))
 
 
 def avg_pool2d(
@@ -412,7 +433,7 @@ def avg_pool2d(
     d = None if divisor_override is None else int(divisor_override)
     if d is not None and d == 0:
         raise ValueError("gpuprims.avg_pool2d: divisor_override must be nonzero")
-    return _native.avg_pool2d(x, k, s, _pair(padding, "padding"), bool(ceil_mode), bool(count_include_pad), d)
+    return _call(_native.avg_pool2d, x, k, s, _pair(padding, "padding"), bool(ceil_mode), bool(count_include_pad), d)
 
 
 _REDUCE_DTYPES = (np.uint8, np.int32, np.uint32, np.float32, np.float64)
@@ -422,7 +443,7 @@ def _reduce(op, x):
     x = _array(x, _REDUCE_DTYPES, op)
     if x.size == 0 and op in ("min", "max", "mean_variance"):
         raise ValueError(f"gpuprims.{op} of an empty array is undefined")
-    return _native.reduce(op, x)
+    return _call(_native.reduce, x, op)
 
 
 def sum(x):  # noqa: A001 - numpy's name
@@ -458,7 +479,7 @@ def gaussian3x3(input, mode="reflect", cval=0.0, truncate=False):
     x = _array(input, _MORPH_DTYPES, "gaussian3x3")
     if x.ndim < 2:
         raise ValueError("gpuprims.gaussian3x3 needs at least 2 dimensions")
-    return _native.gaussian3x3(x, bool(truncate), _mode(mode), _cval(cval))
+    return _call(_native.gaussian3x3, x, bool(truncate), _mode(mode), _cval(cval))
 
 
 def window_sum_sumsq(input, width, mode="reflect", cval=0.0, dtype=np.float32):
@@ -469,7 +490,8 @@ def window_sum_sumsq(input, width, mode="reflect", cval=0.0, dtype=np.float32):
     w = _per_axis(width, 1, "width")[0]
     if np.dtype(dtype) not in (np.float32, np.float64):
         raise TypeError(f"gpuprims.window_sum_sumsq: dtype float32 or float64, got {dtype}")
-    return _native.window_sum_sumsq(x, w, _mode(mode), _cval(cval), np.dtype(dtype) == np.float64)
+    double = np.dtype(dtype) == np.float64 or _dtype_of(x) == np.float64
+    return _call(_native.window_sum_sumsq, x, w, _mode(mode), _cval(cval), double)
 
 
 class Chain:
@@ -522,7 +544,7 @@ class Chain:
         x = _array(input, (np.uint8,), "Chain")
         if x.ndim < 2:
             raise ValueError("gpuprims.Chain needs at least 2 dimensions")
-        return _native.chain(x, self._steps, _mode(mode), _cval(cval))
+        return _call(_native.chain, x, self._steps, _mode(mode), _cval(cval))
 
     def __repr__(self):
         return "gpuprims.Chain()" + "".join(f".{n}({', '.join(map(str, p))})" for n, p in self._steps)

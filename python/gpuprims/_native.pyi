@@ -1,49 +1,40 @@
 """Type stubs of the native module (python/src/lib.rs). Call the functions of ``gpuprims``: they
-check and normalize the arguments these take."""
-from typing import Any, Optional
+check and normalize the arguments these take.
 
-import numpy as np
+``Arg`` is a NumPy array (results come back as NumPy arrays) or ``(DLPack capsule, stream)`` of a
+CUDA array (results come back as DLPack capsules)."""
+from typing import Any, Optional, Union
+
 import numpy.typing as npt
+
+Arg = Union[npt.NDArray[Any], tuple[Any, int]]
+Out = Any  # a NumPy array or a DLPack capsule, as the argument
 
 def device() -> tuple[bool, str]: ...
 def nd(
-    op: str, x: npt.NDArray[Any], ints: list[int], floats: list[float], axis: int, truncate: float, mode: str, cval: float
-) -> npt.NDArray[Any]: ...
-def nd_device(
-    op: str,
-    capsule: Any,
-    stream: int,
-    ints: list[int],
-    floats: list[float],
-    axis: int,
-    truncate: float,
-    mode: str,
-    cval: float,
-) -> Any: ...
-def local_mean_variance(
-    x: npt.NDArray[Any], sizes: list[int], mode: str, cval: float, double: bool
-) -> tuple[npt.NDArray[np.floating[Any]], npt.NDArray[np.floating[Any]]]: ...
+    x: Arg, op: str, ints: list[int], floats: list[float], axis: int, truncate: float, mode: str, cval: float
+) -> Out: ...
+def sobel2d_u8(x: Arg, axis: int, mode: str, cval: float) -> Out: ...
+def local_mean_variance(x: Arg, sizes: list[int], mode: str, cval: float, double: bool) -> tuple[Out, Out]: ...
 def max_pool2d(
-    x: npt.NDArray[Any],
+    x: Arg,
     kernel: tuple[int, int],
     stride: tuple[int, int],
     padding: tuple[int, int],
     dilation: tuple[int, int],
     ceil_mode: bool,
     indices: bool,
-) -> tuple[npt.NDArray[Any], Optional[npt.NDArray[np.int64]]]: ...
+) -> Union[Out, tuple[Out, Out]]: ...
 def avg_pool2d(
-    x: npt.NDArray[Any],
+    x: Arg,
     kernel: tuple[int, int],
     stride: tuple[int, int],
     padding: tuple[int, int],
     ceil_mode: bool,
     count_include_pad: bool,
     divisor_override: Optional[int],
-) -> npt.NDArray[Any]: ...
-def reduce(op: str, x: npt.NDArray[Any]) -> Any: ...
-def gaussian3x3(x: npt.NDArray[Any], truncate: bool, mode: str, cval: float) -> npt.NDArray[Any]: ...
-def window_sum_sumsq(
-    x: npt.NDArray[Any], width: int, mode: str, cval: float, double: bool
-) -> tuple[npt.NDArray[np.floating[Any]], npt.NDArray[np.floating[Any]]]: ...
-def chain(x: npt.NDArray[np.uint8], steps: list[tuple[str, list[float]]], mode: str, cval: float) -> npt.NDArray[Any]: ...
+) -> Out: ...
+def reduce(x: Arg, op: str) -> Any: ...
+def gaussian3x3(x: Arg, truncate: bool, mode: str, cval: float) -> Out: ...
+def window_sum_sumsq(x: Arg, width: int, mode: str, cval: float, double: bool) -> tuple[Out, Out]: ...
+def chain(x: Arg, steps: list[tuple[str, list[float]]], mode: str, cval: float) -> Out: ...

@@ -6,10 +6,17 @@
 //! one CuPy and PyTorch use). A call is ordered after the work already queued on the caller's
 //! stream and before the work queued there later, with no host synchronisation: an event recorded
 //! on the caller's stream is waited on by gpuprims's stream before the op, and an event recorded
-//! after the op is waited on by the caller's stream. When the consumer drops the output, the
-//! capsule's deleter waits for the device's queued work before the free (the consumer's streams
-//! are unknown there and may be gone), so kernels the caller queued on the output finish first;
-//! that wait is at free time, never in a call.
+//! after the op is waited on by the caller's stream.
+//!
+//! **Frees.** When the consumer drops an output, its buffer may still be read by work the consumer
+//! queued on the caller's stream, and that stream may be gone by then (CuPy's stream objects die
+//! with their scope), so nothing is recorded on it. The buffer goes to a [`Graveyard`] keyed by the
+//! stream it was handed to; the next call from that stream, once gpuprims's stream waits for it,
+//! frees the buffer stream-ordered on gpuprims's stream (`cuMemFreeAsync`): after everything the
+//! caller queued, with no host synchronisation. Buffers of streams that call no more are freed
+//! after a device synchronisation once the graveyard holds more than [`Graveyard::MAX_BYTES`].
+//! This is CuPy's and PyTorch's own rule (memory is reused in its stream's order); work the
+//! consumer queued on *another* stream must be ordered by the consumer, as with their arrays.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -60,22 +67,18 @@ const KDL_CUDA: i32 = 2;
 const CAPSULE: &std::ffi::CStr = c"dltensor";
 const USED: &std::ffi::CStr = c"used_dltensor";
 
-/// The element types a DLPack operand may have: DLPack's `(code, bits)`.
+/// The element types a DLPack array may have: DLPack's `(code, bits)` (0: int, 1: uint, 2: float).
 pub trait DlElement: DeviceRepr + Clone + Send + Sync + 'static {
     const DTYPE: (u8, u8);
 }
-impl DlElement for u8 {
-    const DTYPE: (u8, u8) = (1, 8);
+macro_rules! dl_element {
+    ($($t:ty => $code:literal),*) => {$(
+        impl DlElement for $t {
+            const DTYPE: (u8, u8) = ($code, 8 * std::mem::size_of::<$t>() as u8);
+        }
+    )*};
 }
-impl DlElement for u16 {
-    const DTYPE: (u8, u8) = (1, 16);
-}
-impl DlElement for f32 {
-    const DTYPE: (u8, u8) = (2, 32);
-}
-impl DlElement for f64 {
-    const DTYPE: (u8, u8) = (2, 64);
-}
+dl_element!(u8 => 1, u16 => 1, u32 => 1, i16 => 0, i32 => 0, i64 => 0, f32 => 2, f64 => 2);
 
 /// One `Gpu` (stream) per device ordinal, opened on first use.
 fn gpu_of(device: usize) -> PyResult<Gpu> {
@@ -119,6 +122,54 @@ fn order(gpu: &Gpu, on: CUstream, waiter: CUstream) -> PyResult<()> {
         driver(sys::cuEventDestroy_v2(ev), "cuEventDestroy")?;
     }
     Ok(())
+}
+
+/// Exported buffers their consumer let go of, each with the stream it was handed to (see the
+/// module's "Frees").
+struct Graveyard {
+    buffers: Vec<(usize, usize, Box<dyn Send>)>,
+    bytes: usize,
+}
+
+impl Graveyard {
+    /// Past this many bytes awaiting free, the device is synchronised and all are freed.
+    const MAX_BYTES: usize = 1 << 30;
+
+    fn get() -> &'static Mutex<Graveyard> {
+        static G: OnceLock<Mutex<Graveyard>> = OnceLock::new();
+        G.get_or_init(|| {
+            Mutex::new(Graveyard {
+                buffers: Vec::new(),
+                bytes: 0,
+            })
+        })
+    }
+
+    /// Takes a buffer handed to `stream` whose consumer is done with it.
+    fn bury(gpu: &Gpu, stream: CUstream, bytes: usize, buffer: Box<dyn Send>) {
+        let mut g = Self::get().lock().unwrap_or_else(|p| p.into_inner());
+        g.buffers.push((stream as usize, bytes, buffer));
+        g.bytes += bytes;
+        if g.bytes > Self::MAX_BYTES && gpu.stream().context().bind_to_thread().is_ok() {
+            // SAFETY: a plain driver call on the bound (primary) context.
+            let _ = unsafe { sys::cuCtxSynchronize() };
+            g.buffers.clear();
+            g.bytes = 0;
+        }
+    }
+
+    /// Frees the buffers handed to `stream` (gpuprims's stream already waits for it): their drop
+    /// frees stream-ordered on gpuprims's stream.
+    fn free_after(stream: CUstream) {
+        let mut g = Self::get().lock().unwrap_or_else(|p| p.into_inner());
+        let mut freed = 0;
+        g.buffers.retain(|(s, bytes, _)| {
+            let keep = *s != stream as usize;
+            freed += if keep { 0 } else { *bytes };
+            keep
+        });
+        g.bytes -= freed;
+    }
 }
 
 /// The caller's stream as DLPack numbers it (1: the legacy default stream, 2: per-thread).
@@ -213,6 +264,7 @@ pub fn import<T: DlElement>(capsule: &Bound<'_, PyAny>, stream: usize) -> PyResu
     let gpu = gpu_of(t.device.device_id.max(0) as usize)?;
     let caller = caller_stream(stream);
     order(&gpu, caller, gpu.stream().cu_stream())?;
+    Graveyard::free_after(caller);
     let len: usize = shape.iter().product();
     let ptr = t.data as u64 + t.byte_offset;
     // SAFETY: `len` elements of T from `ptr` are the producer's live allocation; the slice is
@@ -276,16 +328,10 @@ pub fn export<T: DlElement>(
     let device_id = gpu.props().ordinal as i32;
     let g = gpu.clone();
     let data = out.into_slice();
-    // The consumer may still have work queued on the output when it lets go, on streams we do not
-    // know and that may already be destroyed (recording on the caller's stream then crashed under
-    // CuPy, whose stream objects die with their scope): the free waits for the whole context.
-    let free: Box<dyn FnOnce() + Send> = Box::new(move || {
-        if g.stream().context().bind_to_thread().is_ok() {
-            // SAFETY: a plain driver call on the bound (primary) context.
-            let _ = unsafe { sys::cuCtxSynchronize() };
-        }
-        drop(data);
-    });
+    let bytes = data.num_bytes();
+    let caller_id = caller as usize;
+    let free: Box<dyn FnOnce() + Send> =
+        Box::new(move || Graveyard::bury(&g, caller_id as CUstream, bytes, Box::new(data)));
     let mut ctx = Box::new(Export { free, shape });
     let managed = Box::new(DlManagedTensor {
         dl_tensor: DlTensor {

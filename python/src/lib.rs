@@ -1,20 +1,32 @@
-//! `gpuprims._native`: the Rust core behind the Python package (PyO3, stable ABI). Each function
-//! takes a NumPy array of a supported dtype and the arguments already checked and normalized by
-//! `gpuprims/__init__.py` (scipy's or torch's names and conventions), runs the one Rust
-//! implementation with the GIL released, and returns a new NumPy array. The input is never
-//! modified.
+//! `gpuprims._native`: the Rust core behind the Python package (PyO3, stable ABI).
+//!
+//! Each function takes one array argument ([`Arg`]) and the parameters already checked and
+//! normalized by `gpuprims/__init__.py` (scipy's or torch's names and conventions), runs the one
+//! Rust implementation with the GIL released, and returns its results in the argument's kind:
+//! - a NumPy array runs on device 0 and gets new NumPy arrays back;
+//! - a CUDA array, given as `(DLPack capsule, caller's stream)`, runs in place on its own device,
+//!   ordered on the caller's stream, and gets DLPack capsules back (see [`dlpack`]).
+//!
+//! Both kinds go through one generic body per op ([`with_operand!`]), so the host and device
+//! paths cannot drift apart. The input is never modified.
 
 use std::sync::OnceLock;
 
-use gpuprims::{AvgPool2d, AxisElement, Border, Chain, Error, Filter2dElement, Gpu, Operand, Pool2d, Rounding};
+use cudarc::driver::sys::CUstream;
+use gpuprims::{
+    AvgPool2d, AxisElement, Border, Chain, DeviceArray, Error, Filter2dElement, Gpu, Operand, Pool2d, Rounding,
+};
 
 mod dlpack;
-use ndarray::ArrayD;
+use dlpack::DlElement;
+use ndarray::{Array, Dimension, IxDyn};
 use numpy::{IntoPyArray, PyReadonlyArrayDyn};
+use pyo3::BoundObject;
 use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
-/// The process's GPU (device 0), opened on first use; `Err` says why there is none.
+/// The process's GPU for NumPy arrays (device 0), opened on first use; `Err` says why there is none.
 fn gpu() -> PyResult<&'static Gpu> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
     GPU.get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
@@ -50,11 +62,13 @@ fn border(mode: &str, cval: f64) -> PyResult<Border> {
     })
 }
 
-/// An input array of one of the dtypes the ops take.
+/// A NumPy array of one of the dtypes some op takes.
 #[derive(FromPyObject)]
 enum In<'py> {
     U8(PyReadonlyArrayDyn<'py, u8>),
     U16(PyReadonlyArrayDyn<'py, u16>),
+    I32(PyReadonlyArrayDyn<'py, i32>),
+    U32(PyReadonlyArrayDyn<'py, u32>),
     F32(PyReadonlyArrayDyn<'py, f32>),
     F64(PyReadonlyArrayDyn<'py, f64>),
 }
@@ -64,47 +78,109 @@ impl In<'_> {
         match self {
             In::U8(_) => "uint8",
             In::U16(_) => "uint16",
+            In::I32(_) => "int32",
+            In::U32(_) => "uint32",
             In::F32(_) => "float32",
             In::F64(_) => "float64",
         }
     }
 }
 
-fn unsupported(op: &str, x: &In<'_>, takes: &str) -> PyErr {
-    PyTypeError::new_err(format!("gpuprims.{op} takes {takes} arrays, got {}", x.dtype()))
+/// An op's array argument: a NumPy array, or a CUDA array as `(DLPack capsule, caller's stream)`.
+#[derive(FromPyObject)]
+enum Arg<'py> {
+    Host(In<'py>),
+    Device((Bound<'py, PyAny>, usize)),
 }
 
-/// Runs `$f(gpu, view)` with the GIL released and returns its array to Python, for the dtypes
-/// listed.
-macro_rules! dispatch {
-    ($py:expr, $x:expr, $op:literal, $takes:literal, [$($v:ident),*], |$g:ident, $a:ident| $body:expr) => {
-        match $x {
-            $(In::$v(arr) => {
-                let view = arr.as_array();
-                let $g = gpu()?;
-                let out = $py.detach(|| { let $a = &view; $body }).map_err(py_err)?;
-                Ok(out.into_pyarray($py).into_any().unbind())
-            })*
-            #[allow(unreachable_patterns)]
-            other => Err(unsupported($op, &other, $takes)),
+fn unsupported(op: &str, dtype: impl std::fmt::Display, takes: &str) -> PyErr {
+    PyTypeError::new_err(format!("gpuprims.{op} takes {takes} arrays, got {dtype}"))
+}
+
+/// Where results go: NumPy arrays, or DLPack capsules on a device, handed to the caller's stream.
+enum Sink<'a> {
+    Host,
+    Device(&'a Gpu, CUstream),
+}
+
+/// A result Python gets back: arrays in the argument's kind, tuples, scalars.
+trait Emit {
+    fn emit(self, py: Python<'_>, sink: &Sink<'_>) -> PyResult<Py<PyAny>>;
+}
+
+impl<T: numpy::Element, D: Dimension> Emit for Array<T, D> {
+    fn emit(self, py: Python<'_>, _: &Sink<'_>) -> PyResult<Py<PyAny>> {
+        Ok(self.into_dyn().into_pyarray(py).into_any().unbind())
+    }
+}
+
+impl<T: DlElement> Emit for DeviceArray<T, IxDyn> {
+    fn emit(self, py: Python<'_>, sink: &Sink<'_>) -> PyResult<Py<PyAny>> {
+        match sink {
+            Sink::Device(g, caller) => dlpack::export(py, g, *caller, self),
+            Sink::Host => Err(PyRuntimeError::new_err("gpuprims: a device result for a NumPy call")),
         }
-    };
+    }
 }
 
-/// Two arrays of a two-output op, as NumPy arrays.
-fn pair<T: numpy::Element>(py: Python<'_>, (a, b): (ArrayD<T>, ArrayD<T>)) -> (Py<PyAny>, Py<PyAny>) {
-    (
-        a.into_pyarray(py).into_any().unbind(),
-        b.into_pyarray(py).into_any().unbind(),
-    )
+impl<A: Emit, B: Emit> Emit for (A, B) {
+    fn emit(self, py: Python<'_>, sink: &Sink<'_>) -> PyResult<Py<PyAny>> {
+        let (a, b) = (self.0.emit(py, sink)?, self.1.emit(py, sink)?);
+        Ok(PyTuple::new(py, [a, b])?.into_any().unbind())
+    }
+}
+
+/// A plain Python value (reductions' scalars).
+struct Value<V>(V);
+
+impl<V: for<'py> IntoPyObject<'py>> Emit for Value<V> {
+    fn emit(self, py: Python<'_>, _: &Sink<'_>) -> PyResult<Py<PyAny>> {
+        self.0
+            .into_pyobject(py)
+            .map(|v| v.into_any().unbind())
+            .map_err(|e| e.into())
+    }
+}
+
+/// Runs `$body` (a `Result` of something [`Emit`]) with `$g: &Gpu` and `$x` an [`Operand`] of
+/// element type `$t`, for the dtypes listed, over either kind of [`Arg`]:
+/// - a NumPy array: a view, on device 0;
+/// - a DLPack array: imported in place on its own device, ordered after the caller's stream;
+///
+/// with the GIL released while it runs. Other dtypes raise `TypeError` naming `$takes`.
+macro_rules! with_operand {
+    ($py:expr, $arg:expr, $op:literal, $takes:literal, [$($v:ident: $t:ty),*], |$g:ident, $x:ident| $body:expr) => {{
+        let py: Python<'_> = $py;
+        match $arg {
+            Arg::Host(host) => match host {
+                $(In::$v(arr) => {
+                    let view = arr.as_array();
+                    let $g: &Gpu = gpu()?;
+                    let r = py.detach(|| { let $x = &view; $body }).map_err(py_err)?;
+                    r.emit(py, &Sink::Host)
+                })*
+                #[allow(unreachable_patterns)]
+                other => Err(unsupported($op, other.dtype(), $takes)),
+            },
+            Arg::Device((capsule, stream)) => match dlpack::dtype_of(&capsule)? {
+                $(dt if dt == <$t as DlElement>::DTYPE => {
+                    let input = dlpack::import::<$t>(&capsule, stream)?;
+                    let gpu = input.gpu.clone();
+                    let $g: &Gpu = &gpu;
+                    let array = input.array();
+                    let r = py.detach(|| { let $x = array; $body }).map_err(py_err)?;
+                    r.emit(py, &Sink::Device($g, input.stream))
+                })*
+                (code, bits) => Err(unsupported($op, format_args!("DLPack (code {code}, {bits} bits)"), $takes)),
+            },
+        }
+    }};
 }
 
 /// An n-D op the Python layer asks for, its parameters already checked.
 enum NdOp {
     /// dilation, erosion, opening, closing, gradient: sizes per axis.
     Morph(String, Vec<usize>),
-    /// uniform_filter: sizes per axis.
-    Uniform(Vec<usize>),
     /// correlate1d: taps, axis.
     Correlate1d(Vec<f64>, usize),
     /// gaussian_filter: sigmas per axis, truncate.
@@ -113,31 +189,13 @@ enum NdOp {
     Sobel(usize),
 }
 
-impl NdOp {
-    fn parse(op: &str, ints: Vec<usize>, floats: Vec<f64>, axis: usize, truncate: f64) -> PyResult<NdOp> {
-        Ok(match op {
-            "dilation" | "erosion" | "opening" | "closing" | "gradient" => NdOp::Morph(op.into(), ints),
-            "uniform" => NdOp::Uniform(ints),
-            "correlate1d" => NdOp::Correlate1d(floats, axis),
-            "gaussian" => NdOp::Gaussian(floats, truncate),
-            "sobel" => NdOp::Sobel(axis),
-            other => return Err(PyValueError::new_err(format!("gpuprims: unknown op {other:?}"))),
-        })
-    }
-}
-
-/// An element the n-D ops take from Python, and which of them it supports.
-trait Element: dlpack::DlElement + numpy::Element + Copy {
-    fn apply<X: Operand<Elem = Self>>(g: &Gpu, x: X, op: &NdOp, b: Border) -> PyResult<X::Output<Self>>;
-}
-
-/// Runs `op` on any operand of an element every op takes.
-fn apply_all<T: Filter2dElement + AxisElement, X: Operand<Elem = T>>(
+/// Runs a filter `op` on any operand of an element every filter takes.
+fn filter<T: Filter2dElement + AxisElement, X: Operand<Elem = T>>(
     g: &Gpu,
     x: X,
     op: &NdOp,
     b: Border,
-) -> PyResult<X::Output<T>> {
+) -> Result<X::Output<T>, Error> {
     match op {
         NdOp::Morph(kind, sizes) => match kind.as_str() {
             "dilation" => g.dilate_nd(x, sizes, b),
@@ -146,44 +204,20 @@ fn apply_all<T: Filter2dElement + AxisElement, X: Operand<Elem = T>>(
             "closing" => g.closing_nd(x, sizes, b),
             _ => g.morphological_gradient_nd(x, sizes, b),
         },
-        NdOp::Uniform(sizes) => g.uniform_filter_nd(x, sizes, b),
         NdOp::Correlate1d(taps, axis) => g.correlate1d(x, taps, *axis, b),
         NdOp::Gaussian(sigmas, truncate) => g.gaussian_nd(x, sigmas, *truncate, b),
         NdOp::Sobel(axis) => g.sobel_nd(x, *axis, b),
     }
-    .map_err(py_err)
 }
 
-macro_rules! element_all {
-    ($($t:ty),*) => {$(
-        impl Element for $t {
-            fn apply<X: Operand<Elem = $t>>(g: &Gpu, x: X, op: &NdOp, b: Border) -> PyResult<X::Output<$t>> {
-                apply_all(g, x, op, b)
-            }
-        }
-    )*};
-}
-element_all!(u8, u16, f32);
-
-impl Element for f64 {
-    fn apply<X: Operand<Elem = f64>>(g: &Gpu, x: X, op: &NdOp, b: Border) -> PyResult<X::Output<f64>> {
-        match op {
-            NdOp::Uniform(sizes) => g.uniform_filter_nd(x, sizes, b).map_err(py_err),
-            _ => Err(PyTypeError::new_err(
-                "gpuprims: float64 arrays are taken by uniform_filter, local_mean_variance and the pooling ops only",
-            )),
-        }
-    }
-}
-
-/// An n-D op on a NumPy array: a new NumPy array of the same dtype.
+/// An n-D scipy.ndimage op: an array of the input's dtype and shape.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
-#[pyo3(signature = (op, x, ints, floats, axis, truncate, mode, cval))]
+#[pyo3(signature = (x, op, ints, floats, axis, truncate, mode, cval))]
 fn nd(
     py: Python<'_>,
+    x: Arg<'_>,
     op: &str,
-    x: In<'_>,
     ints: Vec<usize>,
     floats: Vec<f64>,
     axis: usize,
@@ -192,139 +226,74 @@ fn nd(
     cval: f64,
 ) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
-    let op = NdOp::parse(op, ints, floats, axis, truncate)?;
-    fn run<T: Element>(py: Python<'_>, a: PyReadonlyArrayDyn<'_, T>, op: &NdOp, b: Border) -> PyResult<Py<PyAny>> {
-        let view = a.as_array();
-        let g = gpu()?;
-        let y = py.detach(|| T::apply(g, &view, op, b))?;
-        Ok(y.into_pyarray(py).into_any().unbind())
-    }
-    match x {
-        In::U8(a) => run(py, a, &op, b),
-        In::U16(a) => run(py, a, &op, b),
-        In::F32(a) => run(py, a, &op, b),
-        In::F64(a) => run(py, a, &op, b),
-    }
+    let op = match op {
+        "uniform" => {
+            return with_operand!(py, x, "uniform_filter", "uint8, uint16, float32 or float64",
+                [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.uniform_filter_nd(a, &ints, b));
+        }
+        "dilation" | "erosion" | "opening" | "closing" | "gradient" => NdOp::Morph(op.into(), ints),
+        "correlate1d" => NdOp::Correlate1d(floats, axis),
+        "gaussian" => NdOp::Gaussian(floats, truncate),
+        "sobel" => NdOp::Sobel(axis),
+        other => return Err(PyValueError::new_err(format!("gpuprims: unknown op {other:?}"))),
+    };
+    with_operand!(py, x, "filter", "uint8, uint16 or float32", [U8: u8, U16: u16, F32: f32], |g, a| filter(
+        g, a, &op, b
+    ))
 }
 
-/// An n-D op on a CUDA array given as a DLPack capsule (C-contiguous), on the caller's `stream`:
-/// a DLPack capsule of a new array of the same dtype on the same device.
-#[allow(clippy::too_many_arguments)]
+/// scipy's `sobel(x, axis, output=int16)` of a 2-D uint8 array in one 3 × 3 pass (exact int16).
 #[pyfunction]
-#[pyo3(signature = (op, capsule, stream, ints, floats, axis, truncate, mode, cval))]
-fn nd_device(
-    py: Python<'_>,
-    op: &str,
-    capsule: &Bound<'_, PyAny>,
-    stream: usize,
-    ints: Vec<usize>,
-    floats: Vec<f64>,
-    axis: usize,
-    truncate: f64,
-    mode: &str,
-    cval: f64,
-) -> PyResult<Py<PyAny>> {
+fn sobel2d_u8(py: Python<'_>, x: Arg<'_>, axis: usize, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
-    let op = NdOp::parse(op, ints, floats, axis, truncate)?;
-    fn run<T: Element>(
-        py: Python<'_>,
-        capsule: &Bound<'_, PyAny>,
-        stream: usize,
-        op: &NdOp,
-        b: Border,
-    ) -> PyResult<Py<PyAny>> {
-        let input = dlpack::import::<T>(capsule, stream)?;
-        let g = input.gpu.clone();
-        let x = input.array();
-        let y = py.detach(|| T::apply(&g, x, op, b))?;
-        dlpack::export(py, &g, input.stream, y)
-    }
-    match dlpack::dtype_of(capsule)? {
-        (1, 8) => run::<u8>(py, capsule, stream, &op, b),
-        (1, 16) => run::<u16>(py, capsule, stream, &op, b),
-        (2, 32) => run::<f32>(py, capsule, stream, &op, b),
-        (2, 64) => run::<f64>(py, capsule, stream, &op, b),
-        (code, bits) => Err(PyTypeError::new_err(format!(
-            "gpuprims: DLPack dtype (code {code}, {bits} bits) is not uint8, uint16, float32 or float64"
-        ))),
-    }
+    with_operand!(py, x, "sobel", "uint8", [U8: u8], |g, a| g.sobel(a, axis, b))
 }
 
 /// gpuprims's local mean and population variance over boxes of `sizes`, as float32 or float64.
 #[pyfunction]
 fn local_mean_variance(
     py: Python<'_>,
-    x: In<'_>,
+    x: Arg<'_>,
     sizes: Vec<usize>,
     mode: &str,
     cval: f64,
     double: bool,
-) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
-    macro_rules! run {
-        ($arr:expr) => {{
-            let view = $arr.as_array();
-            let g = gpu()?;
-            if double {
-                let r = py
-                    .detach(|| g.local_mean_variance_nd::<f64, _, _>(&view, &sizes, b))
-                    .map_err(py_err)?;
-                Ok(pair(py, r))
-            } else {
-                let r = py
-                    .detach(|| g.local_mean_variance_nd::<f32, _, _>(&view, &sizes, b))
-                    .map_err(py_err)?;
-                Ok(pair(py, r))
-            }
-        }};
-    }
-    match x {
-        In::U8(a) => run!(a),
-        In::U16(a) => run!(a),
-        In::F32(a) => run!(a),
-        In::F64(a) => run!(a),
+    if double {
+        with_operand!(py, x, "local_mean_variance", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.local_mean_variance_nd::<f64, _, _>(a, &sizes, b))
+    } else {
+        with_operand!(py, x, "local_mean_variance", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.local_mean_variance_nd::<f32, _, _>(a, &sizes, b))
     }
 }
 
-/// torch's `max_pool2d` over the last two axes; with `indices`, also the flat argmax per plane.
+/// torch's `max_pool2d` over the last two axes; with `indices`, also the flat argmax per plane
+/// (int64), as a pair.
 #[allow(clippy::too_many_arguments)]
 #[pyfunction]
 fn max_pool2d(
     py: Python<'_>,
-    x: In<'_>,
+    x: Arg<'_>,
     kernel: (usize, usize),
     stride: (usize, usize),
     padding: (usize, usize),
     dilation: (usize, usize),
     ceil_mode: bool,
     indices: bool,
-) -> PyResult<(Py<PyAny>, Option<Py<PyAny>>)> {
+) -> PyResult<Py<PyAny>> {
     let p = Pool2d::new(kernel)
         .stride(stride)
         .padding(padding)
         .dilation(dilation)
         .ceil_mode(ceil_mode);
-    macro_rules! run {
-        ($arr:expr) => {{
-            let view = $arr.as_array();
-            let g = gpu()?;
-            if indices {
-                let (y, i) = py.detach(|| g.max_pool2d_indices(&view, p)).map_err(py_err)?;
-                Ok((
-                    y.into_pyarray(py).into_any().unbind(),
-                    Some(i.into_pyarray(py).into_any().unbind()),
-                ))
-            } else {
-                let y = py.detach(|| g.max_pool2d(&view, p)).map_err(py_err)?;
-                Ok((y.into_pyarray(py).into_any().unbind(), None))
-            }
-        }};
-    }
-    match x {
-        In::U8(a) => run!(a),
-        In::U16(a) => run!(a),
-        In::F32(a) => run!(a),
-        In::F64(a) => run!(a),
+    if indices {
+        with_operand!(py, x, "max_pool2d", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.max_pool2d_indices(a, p))
+    } else {
+        with_operand!(py, x, "max_pool2d", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.max_pool2d(a, p))
     }
 }
 
@@ -333,7 +302,7 @@ fn max_pool2d(
 #[pyfunction]
 fn avg_pool2d(
     py: Python<'_>,
-    x: In<'_>,
+    x: Arg<'_>,
     kernel: (usize, usize),
     stride: (usize, usize),
     padding: (usize, usize),
@@ -347,144 +316,66 @@ fn avg_pool2d(
         .ceil_mode(ceil_mode)
         .count_include_pad(count_include_pad)
         .divisor_override(divisor_override);
-    dispatch!(py, x, "avg_pool2d", "float32 or float64", [F32, F64], |g, a| g
-        .avg_pool2d(a, p))
-}
-
-/// An input of the reductions.
-#[derive(FromPyObject)]
-enum RIn<'py> {
-    U8(PyReadonlyArrayDyn<'py, u8>),
-    I32(PyReadonlyArrayDyn<'py, i32>),
-    U32(PyReadonlyArrayDyn<'py, u32>),
-    F32(PyReadonlyArrayDyn<'py, f32>),
-    F64(PyReadonlyArrayDyn<'py, f64>),
+    with_operand!(py, x, "avg_pool2d", "float32 or float64", [F32: f32, F64: f64], |g, a| g.avg_pool2d(a, p))
 }
 
 /// gpuprims's reductions: `sum` and `sum_of_squares` (exact integers of any size for integer
 /// inputs, f64 for floats), `min`, `max` (NaN propagates), `mean_variance` (a pair of floats).
 #[pyfunction]
-fn reduce(py: Python<'_>, op: &str, x: RIn<'_>) -> PyResult<Py<PyAny>> {
-    macro_rules! run {
-        ($a:expr) => {{
-            let view = $a.as_array();
-            let g = gpu()?;
-            let v = &view;
-            match op {
-                "sum" => py
-                    .detach(|| g.sum(v))
-                    .map_err(py_err)?
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind(),
-                "sum_of_squares" => py
-                    .detach(|| g.sum_of_squares(v))
-                    .map_err(py_err)?
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind(),
-                "min" => py
-                    .detach(|| g.min(v))
-                    .map_err(py_err)?
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind(),
-                "max" => py
-                    .detach(|| g.max(v))
-                    .map_err(py_err)?
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind(),
-                "mean_variance" => {
-                    let m = py.detach(|| g.mean_variance(v)).map_err(py_err)?;
-                    (m.mean, m.variance).into_pyobject(py)?.into_any().unbind()
-                }
-                other => return Err(PyValueError::new_err(format!("gpuprims: unknown reduction {other:?}"))),
-            }
-        }};
+fn reduce(py: Python<'_>, x: Arg<'_>, op: &str) -> PyResult<Py<PyAny>> {
+    macro_rules! reduction {
+        ($name:literal, |$g:ident, $a:ident| $body:expr) => {
+            with_operand!(py, x, $name, "uint8, int32, uint32, float32 or float64",
+                [U8: u8, I32: i32, U32: u32, F32: f32, F64: f64], |$g, $a| $body)
+        };
     }
-    Ok(match x {
-        RIn::U8(a) => run!(a),
-        RIn::I32(a) => run!(a),
-        RIn::U32(a) => run!(a),
-        RIn::F32(a) => run!(a),
-        RIn::F64(a) => run!(a),
-    })
+    match op {
+        "sum" => reduction!("sum", |g, a| g.sum(a).map(Value)),
+        "sum_of_squares" => reduction!("sum_of_squares", |g, a| g.sum_of_squares(a).map(Value)),
+        "min" => reduction!("min", |g, a| g.min(a).map(Value)),
+        "max" => reduction!("max", |g, a| g.max(a).map(Value)),
+        "mean_variance" => reduction!("mean_variance", |g, a| g
+            .mean_variance(a)
+            .map(|m| Value((m.mean, m.variance)))),
+        other => Err(PyValueError::new_err(format!("gpuprims: unknown reduction {other:?}"))),
+    }
 }
 
 /// The 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16` over the last two axes: integers rounded half up,
 /// or truncated as the classic tutorial's kernel (`truncate`).
 #[pyfunction]
-fn gaussian3x3(py: Python<'_>, x: In<'_>, truncate: bool, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
+fn gaussian3x3(py: Python<'_>, x: Arg<'_>, truncate: bool, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
     let r = if truncate { Rounding::Truncate } else { Rounding::HalfUp };
-    dispatch!(
-        py,
-        x,
-        "gaussian3x3",
-        "uint8, uint16 or float32",
-        [U8, U16, F32],
-        |g, a| g.gaussian3x3_rounding(a, b, r)
-    )
+    with_operand!(py, x, "gaussian3x3", "uint8, uint16 or float32", [U8: u8, U16: u16, F32: f32], |g, a| g
+        .gaussian3x3_rounding(a, b, r))
 }
 
-/// Window sums and sums of squares along the last axis, as float32 or float64.
+/// Window sums and sums of squares along the last axis, as float32 or float64 (float64 samples
+/// always give float64).
 #[pyfunction]
 fn window_sum_sumsq(
     py: Python<'_>,
-    x: In<'_>,
+    x: Arg<'_>,
     width: usize,
     mode: &str,
     cval: f64,
     double: bool,
-) -> PyResult<(Py<PyAny>, Py<PyAny>)> {
+) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
-    macro_rules! run {
-        ($arr:expr) => {{
-            let view = $arr.as_array();
-            let g = gpu()?;
-            if double {
-                Ok(pair(
-                    py,
-                    py.detach(|| g.window_sum_sumsq::<f64, _>(&view, width, b))
-                        .map_err(py_err)?,
-                ))
-            } else {
-                Ok(pair(
-                    py,
-                    py.detach(|| g.window_sum_sumsq::<f32, _>(&view, width, b))
-                        .map_err(py_err)?,
-                ))
-            }
-        }};
-    }
-    match x {
-        In::U8(a) => run!(a),
-        In::U16(a) => run!(a),
-        In::F32(a) => run!(a),
-        // f64 samples give f64 sums (no narrower output).
-        In::F64(a) => {
-            let view = a.as_array();
-            let g = gpu()?;
-            Ok(pair(
-                py,
-                py.detach(|| g.window_sum_sumsq::<f64, _>(&view, width, b))
-                    .map_err(py_err)?,
-            ))
-        }
+    if double {
+        with_operand!(py, x, "window_sum_sumsq", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.window_sum_sumsq::<f64, _>(a, width, b))
+    } else {
+        with_operand!(py, x, "window_sum_sumsq", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32], |g, a| g.window_sum_sumsq::<f32, _>(a, width, b))
     }
 }
 
 /// A fused chain of u8 steps (`(name, params)`, see `gpuprims.Chain`) over the last two axes, in
 /// one pass: u8 out, or int16 after `sobel`, float32 after `sobel_magnitude`.
 #[pyfunction]
-fn chain(
-    py: Python<'_>,
-    x: PyReadonlyArrayDyn<'_, u8>,
-    steps: Vec<(String, Vec<f64>)>,
-    mode: &str,
-    cval: f64,
-) -> PyResult<Py<PyAny>> {
+fn chain(py: Python<'_>, x: Arg<'_>, steps: Vec<(String, Vec<f64>)>, mode: &str, cval: f64) -> PyResult<Py<PyAny>> {
     let b = border(mode, cval)?;
     let mut c = Chain::new();
     let (mut last, n) = (None, steps.len());
@@ -514,24 +405,17 @@ fn chain(
             }
         };
     }
-    let view = x.as_array();
-    let g = gpu()?;
-    Ok(match last {
+    match last {
         Some((name, axis)) if name == "sobel" => {
             let c = c.sobel(axis);
-            let y = py.detach(|| g.chain(&view, &c, b)).map_err(py_err)?;
-            y.into_pyarray(py).into_any().unbind()
+            with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, &c, b))
         }
         Some(_) => {
             let c = c.sobel_magnitude();
-            let y = py.detach(|| g.chain(&view, &c, b)).map_err(py_err)?;
-            y.into_pyarray(py).into_any().unbind()
+            with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, &c, b))
         }
-        None => {
-            let y = py.detach(|| g.chain(&view, &c, b)).map_err(py_err)?;
-            y.into_pyarray(py).into_any().unbind()
-        }
-    })
+        None => with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, &c, b)),
+    }
 }
 
 /// Whether a CUDA device can be opened (and why not).
@@ -546,7 +430,7 @@ fn device() -> (bool, String) {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(nd, m)?)?;
-    m.add_function(wrap_pyfunction!(nd_device, m)?)?;
+    m.add_function(wrap_pyfunction!(sobel2d_u8, m)?)?;
     m.add_function(wrap_pyfunction!(local_mean_variance, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;

@@ -1,0 +1,132 @@
+"""GPU checks on device arrays (skipped without a device, CuPy or PyTorch): every function on CuPy
+arrays against ``cupyx.scipy.ndimage`` on the same device inputs, pooling on CUDA tensors against
+``torch.nn.functional``, gpuprims's own ops on device arrays against the same call on NumPy, and the
+life of exported buffers (freed in their stream's order, a dead stream is never touched)."""
+import numpy as np
+import pytest
+
+import gpuprims
+
+pytestmark = pytest.mark.skipif(not gpuprims.device()[0], reason="no CUDA device")
+MODES = ["reflect", "constant", "nearest", "mirror", "wrap"]
+SHAPES = [(1, 1), (1, 37), (17, 33), (5, 7, 9), (2, 3, 4, 5)]
+rng = np.random.default_rng(7475)
+
+
+def arr(shape, dtype):
+    if np.dtype(dtype).kind == "u":
+        return rng.integers(0, np.iinfo(dtype).max + 1, shape).astype(dtype)
+    return rng.uniform(-50, 50, shape).astype(dtype)
+
+
+@pytest.fixture(scope="module")
+def cp():
+    return pytest.importorskip("cupy")
+
+
+@pytest.fixture(scope="module")
+def cndi():
+    return pytest.importorskip("cupyx.scipy.ndimage")
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", MODES)
+def test_against_cupyx(cp, cndi, shape, mode):
+    for dtype in (np.uint8, np.uint16, np.float32):
+        x = cp.asarray(arr(shape, dtype))
+        for size in (3, tuple(min(s + 1, 5) for s in shape)):
+            for f in ("grey_dilation", "grey_erosion", "grey_opening", "grey_closing", "morphological_gradient"):
+                got = getattr(gpuprims, f)(x, size=size, mode=mode, cval=7)
+                assert isinstance(got, cp.ndarray)
+                cp.testing.assert_array_equal(got, getattr(cndi, f)(x, size=size, mode=mode, cval=7), err_msg=f)
+    xf = cp.asarray(arr(shape, np.float32))
+    xu = cp.asarray(arr(shape, np.uint8))
+    for axis in range(len(shape)):
+        for size in (3, 8):
+            cp.testing.assert_allclose(
+                gpuprims.uniform_filter1d(xf, size, axis, mode=mode), cndi.uniform_filter1d(xf, size, axis, mode=mode),
+                rtol=1e-5, atol=1e-4,
+            )
+            d = gpuprims.uniform_filter1d(xu, size, axis, mode=mode).astype(int) - cndi.uniform_filter1d(
+                xu, size, axis, mode=mode
+            )
+            assert int(abs(d).max()) <= 1  # cupyx sums in float32 before its cast; gpuprims is scipy's f64
+        w = [1.5, -2.0, 0.5, 1.0]
+        cp.testing.assert_allclose(
+            gpuprims.correlate1d(xf, w, axis, mode=mode), cndi.correlate1d(xf, w, axis, mode=mode), rtol=1e-5, atol=1e-3
+        )
+        cp.testing.assert_allclose(gpuprims.sobel(xf, axis, mode=mode), cndi.sobel(xf, axis, mode=mode), rtol=1e-5, atol=1e-3)
+    cp.testing.assert_allclose(
+        gpuprims.gaussian_filter(xf, 1.5, mode=mode), cndi.gaussian_filter(xf, 1.5, mode=mode), rtol=1e-5, atol=1e-3
+    )
+    cp.testing.assert_allclose(
+        gpuprims.uniform_filter(xf, 5, mode=mode), cndi.uniform_filter(xf, 5, mode=mode), rtol=1e-5, atol=1e-4
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sobel_u8_to_int16_against_cupyx(cp, cndi, mode):
+    x = cp.asarray(arr((67, 129), np.uint8))
+    for axis in (0, 1):
+        got = gpuprims.sobel(x, axis, output=np.int16, mode=mode)
+        assert got.dtype == cp.int16
+        cp.testing.assert_array_equal(got, cndi.sobel(x.astype(cp.int16), axis, mode=mode))
+
+
+def test_pooling_on_cuda_tensors_against_torch():
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    t = torch.from_numpy(arr((2, 3, 17, 20), np.float32)).cuda()
+    for k, s, p, d, c in [(2, None, 0, 1, False), (3, 2, 1, 1, True), ((3, 2), (2, 1), (1, 0), (2, 1), False)]:
+        got, idx = gpuprims.max_pool2d(t, k, s, p, d, c, return_indices=True)
+        want, widx = F.max_pool2d(t, k, s, p, d, c, return_indices=True)
+        assert got.is_cuda and idx.dtype == torch.int64
+        assert torch.equal(got, want) and torch.equal(idx, widx)
+        assert torch.equal(gpuprims.max_pool2d(t, k, s, p, d, c), want)
+    for k, s, p, c, inc, div in [(2, None, 0, False, True, None), (3, 2, 1, True, False, None), (3, 1, 1, False, True, 4)]:
+        got = gpuprims.avg_pool2d(t, k, s, p, c, inc, div)
+        torch.testing.assert_close(got, F.avg_pool2d(t, k, s, p, c, inc, div), rtol=1e-6, atol=1e-6)
+
+
+def test_own_ops_on_device_arrays_equal_numpy(cp):
+    x = arr((33, 70), np.uint8)
+    xd = cp.asarray(x)
+    assert gpuprims.sum(xd) == gpuprims.sum(x) == int(x.astype(np.int64).sum())
+    assert gpuprims.sum_of_squares(xd) == gpuprims.sum_of_squares(x)
+    assert gpuprims.min(xd) == x.min() and gpuprims.max(xd) == x.max()
+    assert gpuprims.mean_variance(xd) == gpuprims.mean_variance(x)
+    for dtype in (np.float32, np.float64):
+        s, q = gpuprims.window_sum_sumsq(xd, 15, mode="constant", dtype=dtype)
+        hs, hq = gpuprims.window_sum_sumsq(x, 15, mode="constant", dtype=dtype)
+        cp.testing.assert_array_equal(s, hs)
+        cp.testing.assert_array_equal(q, hq)
+    m, v = gpuprims.local_mean_variance(cp.asarray(arr((9, 20, 31), np.uint16)), (3, 5, 7))
+    assert m.dtype == cp.float32 and v.shape == (9, 20, 31)
+    cp.testing.assert_array_equal(gpuprims.gaussian3x3(xd, mode="nearest"), gpuprims.gaussian3x3(x, mode="nearest"))
+    c = gpuprims.Chain().gaussian3x3().dilate(3).sobel(1)
+    got = c(xd, mode="nearest")
+    assert got.dtype == cp.int16
+    cp.testing.assert_array_equal(got, c(x, mode="nearest"))
+
+
+def test_exported_buffers_are_freed_in_stream_order(cp):
+    """Outputs dropped in a loop are reused without growing memory or waiting on the host; an output
+    that outlives its (destroyed) stream is freed safely."""
+    x = cp.ones((16, 512, 512), cp.float32)  # 16 MiB
+    cp.cuda.Device().synchronize()
+    free_before = cp.cuda.runtime.memGetInfo()[0]
+    for _ in range(200):  # 3.2 GiB of outputs if none were freed
+        y = gpuprims.uniform_filter1d(x, 3, axis=0)
+    assert float(y.max()) == 1.0
+    del y
+    cp.cuda.Device().synchronize()
+    assert free_before - cp.cuda.runtime.memGetInfo()[0] < (256 << 20)
+    s = cp.cuda.Stream(non_blocking=True)
+    with s:
+        z = gpuprims.grey_dilation(x, size=3)
+    s.synchronize()
+    del s  # the stream is destroyed; z was handed to it
+    assert float(z.min()) == 1.0
+    del z
+    w = gpuprims.grey_dilation(x, size=3)  # the graveyard of the dead stream is never touched
+    assert float(w.max()) == 1.0
