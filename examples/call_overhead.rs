@@ -13,7 +13,11 @@ use gpuprims::{Border, DeviceArray, Gpu, Result};
 use ndarray::{Array, IxDyn};
 
 fn main() -> Result<()> {
-    let calls = if std::env::args().any(|a| a == "--quick") { 50 } else { 1000 };
+    let calls = if std::env::args().any(|a| a == "--quick") {
+        50
+    } else {
+        1000
+    };
     let gpu = Gpu::new()?;
     let host = Array::from_shape_fn(IxDyn(&[512, 512]), |i| (i[0] * 31 + i[1] * 17) as u8);
     let x = DeviceArray::upload(&gpu, &host)?;
