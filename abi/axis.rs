@@ -17,7 +17,7 @@
 //! contiguous, so a warp's 32 lines would cost 32 memory transactions per step: that kernel
 //! (`rows`) stages `ROWS_CHUNK` positions of `ROWS_LINES` lines per step in a shared ring by
 //! coalesced warp loads, walks each line there and stores its outputs through a shared tile.
-//! A [`Mean`](AxisOp::Mean) writes `acc / size` converted to the
+//! A [`Mean`](AxisOp::Mean) writes `acc / size` (an f64 division) converted to the
 //! element type as a C cast does (truncated toward zero); a [`Sum`](AxisOp::Sum) or
 //! [`SumSq`](AxisOp::SumSq) writes `acc` itself.
 
@@ -43,15 +43,10 @@ pub const ROWS_RING: u32 = 64;
 pub const ROWS_MAX_WINDOW: u32 = ROWS_RING - ROWS_CHUNK;
 
 /// Dynamic shared memory of one last-axis block: the ring of `ROWS_LINES × (ROWS_RING + 1)`
-/// accumulators (a pad per line, so a warp's threads on 32 lines hit 32 banks) and the output
-/// tile of `ROWS_LINES × (ROWS_CHUNK + 1)` outputs after it (8-byte aligned).
-pub const fn rows_shared_bytes(acc_bytes: usize, out_bytes: usize) -> usize {
-    rows_tile_offset(acc_bytes) + (ROWS_LINES * (ROWS_CHUNK + 1)) as usize * out_bytes
-}
-
-/// Byte offset of the last-axis kernel's output tile in its shared memory.
-pub const fn rows_tile_offset(acc_bytes: usize) -> usize {
-    ((ROWS_LINES * (ROWS_RING + 1)) as usize * acc_bytes).next_multiple_of(8)
+/// accumulators (a pad per line, so a warp's threads on 32 lines hit distinct banks). Outputs are
+/// written into ring slots whose samples have left every window, so there is no output tile.
+pub const fn rows_shared_bytes(acc_bytes: usize) -> usize {
+    (ROWS_LINES * (ROWS_RING + 1)) as usize * acc_bytes
 }
 
 /// What an axis pass computes from its window sums.
@@ -198,15 +193,17 @@ macro_rules! axis_kernel_name {
 }
 
 /// Calls `$m!` with every axis instance, in table order: `(name, op, input, accumulator/output)`.
-/// The means write the input type (their accumulator is f64); the sums write the accumulator.
+/// The means write the input type; their accumulator is f64 for floats and an exact integer for
+/// integers (the same sums scipy's f64 running sum holds, in cheaper arithmetic and half the
+/// shared memory for u8). The sums write the accumulator.
 /// The integer sums are the first pass of an exact box (`u8 → u32`, squares `u8 → u64`, `u16 →
 /// u64`) and the later passes over those sums (`u32 → u32`, `u64 → u64`); floats sum in f64.
 #[macro_export]
 macro_rules! for_each_axis_instance {
     ($m:ident) => {
         $m! {
-            mean_u8: Mean, u8, f64;
-            mean_u16: Mean, u16, f64;
+            mean_u8: Mean, u8, u32;
+            mean_u16: Mean, u16, u64;
             mean_f32: Mean, f32, f64;
             mean_f64: Mean, f64, f64;
             sum_u8: Sum, u8, u32;

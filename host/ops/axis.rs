@@ -249,7 +249,7 @@ impl Gpu {
             LaunchConfig {
                 grid_dim: ((outer as u32).div_ceil(ROWS_LINES), 1, 1),
                 block_dim: (ROWS_LINES, 1, 1),
-                shared_mem_bytes: rows_shared_bytes(pass.instance.acc_bytes(), size_of::<O>()) as u32,
+                shared_mem_bytes: rows_shared_bytes(pass.instance.acc_bytes()) as u32,
             }
         } else {
             LaunchConfig {

@@ -13,7 +13,6 @@
 
 use crate::abi::axis::{
     AxisAcc, AxisArgs, AxisIn, AxisOp, BorderMode, MomentsArgs, ROWS_CHUNK, ROWS_LINES, ROWS_RING, border_index_i32,
-    rows_tile_offset,
 };
 use crate::abi::window::{Acc, moments};
 use crate::device::{block_idx, dynamic_shared, global_thread_idx, sync_threads, thread_idx};
@@ -116,13 +115,22 @@ const BATCHES: usize = ROWS_LINES as usize / WARPS / BATCH;
 /// Per step the block stages the next `ROWS_CHUNK` extended positions of its lines in a shared
 /// ring of `ROWS_RING` per line (lane `l` of a warp loads position `p + l` of one line: one
 /// coalesced warp load per line), each thread slides its window over the step's positions
-/// exactly as [`axis_pass`] does (the same sums in the same order), writes its outputs to a
-/// shared tile, and warps store the tile a line per load. Positions past the line's ends are
-/// mapped by the border at staging.
+/// exactly as [`axis_pass`] does (the same sums in the same order), and warps store the step's
+/// outputs a line per store. Positions past the line's ends are mapped by the border at staging.
+///
+/// **No output tile.** Output `o` goes to the ring slot of position `o − before − 1`, the sample
+/// that leaves its window: no later window reads it, and staging never reaches it before the
+/// step's store (the ring holds `ROWS_CHUNK + size − 1 < ROWS_RING` live positions). Without a
+/// tile a block needs `ROWS_RING + 1` accumulators of shared memory per line, not that plus
+/// `ROWS_CHUNK + 1` outputs: more blocks per SM to hide the staging loads.
+///
+/// **Unrolled steps.** A full step reads its ring samples 16 outputs at a time before running
+/// their chain of slides, so the outputs' conversions (the mean's division) overlap.
 ///
 /// # Safety
 /// `x` and `y` hold `outer · n` elements; `ROWS_LINES` threads per block, enough blocks for the
-/// lines, and `rows_shared_bytes(size_of::<A>(), size_of::<O>())` of dynamic shared memory.
+/// lines, and `rows_shared_bytes(size_of::<A>())` of dynamic shared memory; `O` is no larger
+/// than `A`.
 #[inline(always)]
 unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
     x: *const I,
@@ -141,10 +149,9 @@ unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
     let mode = BorderMode::from_code(a.mode);
     let cval = A::from_cval(a.cval);
     const RING: usize = ROWS_RING as usize + 1;
-    const TILE: usize = ROWS_CHUNK as usize + 1;
-    // SAFETY: the host sizes the dynamic shared memory for both.
+    const CHUNK: usize = ROWS_CHUNK as usize;
+    // SAFETY: the host sizes the dynamic shared memory for the ring.
     let ring: *mut A = unsafe { dynamic_shared::<A>() };
-    let tile: *mut O = unsafe { dynamic_shared::<u8>().add(rows_tile_offset(size_of::<A>())) as *mut O };
     let slot = |p: i32| ((p + before) as u32 & (ROWS_RING - 1)) as usize;
     // Stages extended positions [p0, p0 + count) of every line of the block (count ≤ 32): all of
     // a warp's loads first, then the ring stores. A macro, so both uses are inlined (each kernel
@@ -174,25 +181,43 @@ unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
     }
     let own = unsafe { ring.add(t as usize * RING) };
     let at = |p: i32| -> A { unsafe { *own.add(slot(p)) } };
+    // SAFETY (both): the slot of position `o − before − 1` in the thread's own ring row.
+    let put = |o: i32, v: O| unsafe { (own.add(slot(o - before - 1)) as *mut O).write(v) };
     stage!(-before, size - 1);
     let mut acc = A::ZERO;
     let mut o0 = 0;
     while o0 < n {
-        let count = (n - o0).min(ROWS_CHUNK as i32);
+        let count = (n - o0).min(CHUNK as i32);
         stage!(o0 + after, count);
-        // SAFETY: every thread of the block reaches both barriers (the loop bound is uniform).
+        // SAFETY: every thread of the block reaches the three barriers (the loop bound is uniform).
         unsafe { sync_threads() };
         // Threads past the last line compute nothing (their ring rows hold no samples).
         if first + t < lines {
-            for j in 0..count {
-                let o = o0 + j;
-                acc = if o == 0 {
-                    (-before..=after).fold(A::ZERO, |s, p| s.plus(at(p)))
-                } else {
-                    acc.slide(at(o + after), at(o - before - 1))
-                };
-                // SAFETY: inside the tile.
-                unsafe { tile.add(t as usize * TILE + j as usize).write(out(acc)) };
+            if o0 > 0 && count == CHUNK as i32 {
+                // Two halves of 16 (the unroll limit): loads, then the chain.
+                for h in 0..2 {
+                    let o1 = o0 + 16 * h;
+                    let mut enter = [A::ZERO; 16];
+                    let mut leave = [A::ZERO; 16];
+                    crate::unroll!(16, |j| {
+                        enter[j] = at(o1 + j as i32 + after);
+                        leave[j] = at(o1 + j as i32 - before - 1);
+                    });
+                    crate::unroll!(16, |j| {
+                        acc = acc.slide(enter[j], leave[j]);
+                        put(o1 + j as i32, out(acc));
+                    });
+                }
+            } else {
+                for j in 0..count {
+                    let o = o0 + j;
+                    acc = if o == 0 {
+                        (-before..=after).fold(A::ZERO, |s, p| s.plus(at(p)))
+                    } else {
+                        acc.slide(at(o + after), at(o - before - 1))
+                    };
+                    put(o, out(acc));
+                }
             }
         }
         unsafe { sync_threads() };
@@ -200,14 +225,17 @@ unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
             let row = warp + WARPS * k;
             let line = first + row as u32;
             if lane < count && line < lines {
-                // SAFETY: o0 + lane < n on the line; the tile row was written above.
+                let o = o0 + lane;
+                // SAFETY: o < n on the line; its output was put in the row's slot above.
                 unsafe {
-                    let v = *tile.add(row * TILE + lane as usize);
-                    y.add((line as u64 * a.n as u64 + (o0 + lane) as u64) as usize).write(v);
+                    let v = *(ring.add(row * RING + slot(o - before - 1)) as *const O);
+                    y.add((line as u64 * a.n as u64 + o as u64) as usize).write(v);
                 }
             }
         }
-        o0 += ROWS_CHUNK as i32;
+        // The next step's staging overwrites slots the stores above read.
+        unsafe { sync_threads() };
+        o0 += CHUNK as i32;
     }
 }
 
