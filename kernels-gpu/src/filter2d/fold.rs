@@ -213,30 +213,53 @@ pub(super) fn scipy_correlate1d(k: u32, symmetry: u32, tap_offset: u32, sample: 
 }
 
 /// Column pass of a separable correlation (taps `kh` at `tap_offset`, symmetry in `shift`).
+/// Outputs whose window lies inside the plane (all but `kh − 1` rows) read their samples at a
+/// fixed stride from the output's own column with no border mapping: the mapping's tests and
+/// `Option`s per tap were most of the pass's instructions.
 pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
     let Some((p, r, c)) = thread_pixel(a) else {
         return;
     };
     let plane = Plane::of(x, p, a);
-    // SAFETY: rows from plane.row; c < w.
-    let v = scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
-        unsafe { plane.at(plane.row(r + d), c) }.to_f64()
-    });
+    let before = (a.kh / 2) as i32;
+    let v = if r >= before && r + (a.kh as i32 - before) <= plane.h {
+        // SAFETY: rows r − before ..= r + after are inside the plane; c < w.
+        let at = unsafe { plane.base.add(r as usize * plane.w as usize + c as usize) };
+        let w = plane.w as isize;
+        scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
+            unsafe { T::load(at.offset(d as isize * w)) }.to_f64()
+        })
+    } else {
+        // SAFETY: rows from plane.row; c < w.
+        scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
+            unsafe { plane.at(plane.row(r + d), c) }.to_f64()
+        })
+    };
     // SAFETY: inside the plane.
     unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
 }
 
-/// Row pass of a separable correlation (taps `kw`).
+/// Row pass of a separable correlation (taps `kw`); outputs whose window lies inside the row read
+/// it directly, as the column pass does.
 pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
     let Some((p, r, c)) = thread_pixel(a) else {
         return;
     };
     let plane = Plane::of(x, p, a);
-    let row = plane.row(r);
-    // SAFETY: row from plane.row.
-    let v = scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
-        unsafe { plane.at(row, c + d) }.to_f64()
-    });
+    let before = (a.kw / 2) as i32;
+    let v = if c >= before && c + (a.kw as i32 - before) <= plane.w {
+        // SAFETY: columns c − before ..= c + after are inside the plane; r < h.
+        let at = unsafe { plane.base.add(r as usize * plane.w as usize + c as usize) };
+        scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
+            unsafe { T::load(at.offset(d as isize)) }.to_f64()
+        })
+    } else {
+        let row = plane.row(r);
+        // SAFETY: row from plane.row.
+        scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
+            unsafe { plane.at(row, c + d) }.to_f64()
+        })
+    };
     // SAFETY: inside the plane.
     unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
 }
