@@ -174,7 +174,9 @@ macro_rules! float_acc {
 float_acc!(u8, u16, f32, f64);
 
 /// Symbol of an axis kernel: `op` of input `$i` accumulated in `$a`, walking lines along a
-/// strided axis (`$kind` = `lines`) or staging rows of the last axis (`rows`).
+/// strided axis a column per thread (`$kind` = `lines`) or four neighbouring columns per thread
+/// (`four`: `inner` a multiple of 4, buffers aligned for vector accesses), or staging rows of the
+/// last axis (`rows`).
 #[macro_export]
 macro_rules! axis_kernel_name {
     ($kind:ident, $op:ident, $i:ty, $a:ty) => {

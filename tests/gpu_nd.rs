@@ -229,8 +229,9 @@ fn pad_f(n: usize, sigmas: &[f64]) -> Vec<f64> {
 }
 
 /// Shapes whose lines exercise the unrolled interior and the strips of the exact sums: a long
-/// slow axis, a long fast axis (one thread per line), a long middle axis.
-const LONG: [&[usize]; 3] = [&[700, 3, 40], &[3, 5000], &[4, 600, 33]];
+/// slow axis, a long fast axis (one thread per line), a long middle axis, and long axes whose
+/// columns go four to a thread (`inner` a multiple of 4).
+const LONG: [&[usize]; 5] = [&[700, 3, 40], &[3, 5000], &[4, 600, 33], &[600, 2, 64], &[3000, 12]];
 
 fn uniform<T: El + AxisElement>(gpu: &Gpu, seed: u64) -> Result<(), Failed> {
     for (i, shape) in SHAPES.iter().chain(&LONG).enumerate() {

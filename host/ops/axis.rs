@@ -12,7 +12,7 @@
 //! [`Error::InvalidArgument`]. A side or window past 2^30, or a box whose exact sums could
 //! overflow: [`Error::WindowTooLarge`] / [`Error::Unsupported`]. Empty arrays give empty results.
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DeviceRepr, LaunchConfig, PushKernelArg};
 use ndarray::Dimension;
 
 use crate::abi::FastDiv;
@@ -36,10 +36,12 @@ macro_rules! axis_table {
         #[doc(hidden)]
         pub enum AxisInstance { $($name),* }
 
-        /// Every axis kernel's symbol, in `AxisInstance` order: the strided-line kernel, then the
-        /// last-axis one.
-        const AXIS_NAMES: [[&str; 2]; [$(stringify!($name)),*].len()] =
-            [$([crate::axis_kernel_name!(lines, $op, $i, $a), crate::axis_kernel_name!(rows, $op, $i, $a)]),*];
+        /// Every axis kernel's symbol, in `AxisInstance` order and [`Walker`] order.
+        const AXIS_NAMES: [[&str; 3]; [$(stringify!($name)),*].len()] = [$([
+            crate::axis_kernel_name!(lines, $op, $i, $a),
+            crate::axis_kernel_name!(four, $op, $i, $a),
+            crate::axis_kernel_name!(rows, $op, $i, $a),
+        ]),*];
     };
 }
 crate::for_each_axis_instance!(axis_table);
@@ -80,15 +82,15 @@ unsafe impl DeviceRepr for MomentsArgs {}
 
 /// The axis family's state on one `Gpu`: its kernels.
 pub(crate) struct AxisKernels {
-    /// Per instance: the strided-line kernel, the last-axis kernel.
-    passes: Vec<[KernelId; 2]>,
+    /// Per instance: its kernel per [`Walker`].
+    passes: Vec<[KernelId; 3]>,
     moments: [KernelId; MOMENTS_NAMES.len()],
 }
 
 impl Family for AxisKernels {
     fn load(k: &mut Resolver) -> Result<Self> {
         Ok(AxisKernels {
-            passes: AXIS_NAMES.iter().map(|&pair| k.all(pair)).collect::<Result<_>>()?,
+            passes: AXIS_NAMES.iter().map(|&names| k.all(names)).collect::<Result<_>>()?,
             moments: k.all(MOMENTS_NAMES)?,
         })
     }
@@ -170,6 +172,19 @@ const TARGET_THREADS: u64 = 1 << 20;
 /// Shortest run of an exact-sum pass (its first window is summed directly).
 const MIN_RUN: u64 = 64;
 
+/// How an axis pass's threads walk the array (the kernel of [`AXIS_NAMES`] it launches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Walker {
+    /// A thread per column (`outer · inner` lines), down a run of its line.
+    Lines = 0,
+    /// A thread per four neighbouring columns, one vector access per step: `inner` a multiple of
+    /// 4 and both buffers aligned for it.
+    Four = 1,
+    /// The last axis (`inner = 1`) staged through a shared ring, a thread per line (windows up
+    /// to `ROWS_MAX_WINDOW`).
+    Rows = 2,
+}
+
 /// One pass along `axis` of an array of `shape`: what it computes and how the border extends it.
 #[derive(Clone, Copy, Debug)]
 struct Pass {
@@ -213,10 +228,20 @@ impl Gpu {
                 reason: format!("an array of shape {shape:?} has more than 2^32 lines"),
             });
         }
-        let lines = (outer * inner) as u64;
         // Along the last axis a thread's line is contiguous: stage it through shared memory.
-        let rows = inner == 1 && pass.size <= ROWS_MAX_WINDOW as usize;
-        let strip = if pass.whole_lines || rows {
+        // Elsewhere, four columns per thread where their vector accesses are aligned.
+        let aligned = |p: u64, elem: usize| p % (4 * elem).min(16) as u64 == 0;
+        let (px, py) = (x.device_ptr(self.stream()).0, y.device_ptr(self.stream()).0);
+        let walker = if inner == 1 && pass.size <= ROWS_MAX_WINDOW as usize {
+            Walker::Rows
+        } else if inner % 4 == 0 && aligned(px, size_of::<I>()) && aligned(py, size_of::<O>()) {
+            Walker::Four
+        } else {
+            Walker::Lines
+        };
+        let lanes = if walker == Walker::Four { 4 } else { 1 };
+        let lines = (outer * inner / lanes) as u64;
+        let strip = if pass.whole_lines || walker == Walker::Rows {
             n as u64
         } else {
             let runs = TARGET_THREADS.div_ceil(lines).max(1);
@@ -231,7 +256,7 @@ impl Gpu {
             reason: format!("{threads} threads (lines × runs) exceed 2^32; split the array"),
         })?;
         let args = AxisArgs {
-            inner: FastDiv::new(inner as u32),
+            inner: FastDiv::new((inner / lanes) as u32),
             outer: FastDiv::new(outer as u32),
             n: n as u32,
             size: pass.size as u32,
@@ -241,11 +266,11 @@ impl Gpu {
             mode: pass.mode,
             cval: pass.cval,
         };
-        let func = self.kernel(self.family::<AxisKernels>()?.passes[pass.instance as usize][rows as usize])?;
+        let func = self.kernel(self.family::<AxisKernels>()?.passes[pass.instance as usize][walker as usize])?;
         let _order = self.order_after([x.stream(), y.stream()])?;
         let mut b = func.launch_on(self)?;
         b.arg(x).arg(y).arg(&args);
-        let cfg = if rows {
+        let cfg = if walker == Walker::Rows {
             LaunchConfig {
                 grid_dim: ((outer as u32).div_ceil(ROWS_LINES), 1, 1),
                 block_dim: (ROWS_LINES, 1, 1),
@@ -260,10 +285,11 @@ impl Gpu {
         };
         // SAFETY: every axis entry is `(x: *const I, y: *mut O, a: AxisArgs)` for the instance's
         // I and O (the callers pair instances with buffer types); both hold `outer · n · inner`
-        // elements (checked above); the line kernel's grid covers `threads` threads and returns
-        // for the rest; the rows kernel (inner = 1, size ≤ ROWS_MAX_WINDOW) gets a block per
-        // ROWS_LINES lines and the shared memory `rows_shared_bytes` gives for its accumulator
-        // and output; both read only x and write only y.
+        // elements (checked above); the line kernels' grid covers `threads` threads and returns
+        // for the rest (the four-column one only with `inner` a multiple of 4, `a.inner` counting
+        // groups of four, and both pointers aligned for its vector accesses); the rows kernel
+        // (inner = 1, size ≤ ROWS_MAX_WINDOW) gets a block per ROWS_LINES lines and the shared
+        // memory `rows_shared_bytes` gives for its accumulator; all read only x and write only y.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }

@@ -539,3 +539,36 @@ pub fn f32x4_words(mut lane: impl FnMut(usize) -> f32) -> [u32; 4] {
         lane(3).to_bits(),
     ]
 }
+
+/// Four neighbouring elements moved as one vector access of `4 · size_of::<Self>()` bytes
+/// (`ld/st.v4.u8`-sized words up to two `v2.u64`), for kernels whose thread owns four columns.
+pub trait Quad: Copy {
+    /// # Safety
+    /// `p` points at four readable elements, aligned to `min(4 · size, 16)` bytes.
+    unsafe fn load4(p: *const Self) -> [Self; 4];
+    /// # Safety
+    /// `p` points at four writable elements, aligned as for `load4`.
+    unsafe fn store4(p: *mut Self, v: [Self; 4]);
+}
+
+macro_rules! quad {
+    ($($t:ty => $align:literal),*) => {$(
+        impl Quad for $t {
+            #[inline(always)]
+            unsafe fn load4(p: *const $t) -> [$t; 4] {
+                #[repr(C, align($align))]
+                struct W([$t; 4]);
+                // SAFETY: the caller's alignment and extent.
+                unsafe { (*(p as *const W)).0 }
+            }
+            #[inline(always)]
+            unsafe fn store4(p: *mut $t, v: [$t; 4]) {
+                #[repr(C, align($align))]
+                struct W([$t; 4]);
+                // SAFETY: as above.
+                unsafe { (p as *mut W).write(W(v)) }
+            }
+        }
+    )*};
+}
+quad!(u8 => 4, u16 => 8, u32 => 16, u64 => 16, f32 => 16, f64 => 16);
