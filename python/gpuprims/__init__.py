@@ -224,7 +224,9 @@ def _output(result, output, op):
     if output is None:
         return result
     if _kind(result) is not None:
-        raise NotImplementedError(f"gpuprims.{op}: output= with device arrays")
+        if not isinstance(output, np.ndarray) and _dtype_of(result) == np.dtype(output):
+            return result
+        raise NotImplementedError(f"gpuprims.{op}: output= with device arrays (other than the result's dtype)")
     if isinstance(output, np.ndarray):
         if output.shape != result.shape:
             raise ValueError(f"gpuprims.{op}: output has shape {output.shape}, the result {result.shape}")
