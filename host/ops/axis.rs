@@ -230,11 +230,11 @@ impl Gpu {
         }
         // Along the last axis a thread's line is contiguous: stage it through shared memory.
         // Elsewhere, four columns per thread where their vector accesses are aligned.
-        let aligned = |p: u64, elem: usize| p % (4 * elem).min(16) as u64 == 0;
+        let aligned = |p: u64, elem: usize| p.is_multiple_of((4 * elem).min(16) as u64);
         let (px, py) = (x.device_ptr(self.stream()).0, y.device_ptr(self.stream()).0);
         let walker = if inner == 1 && pass.size <= ROWS_MAX_WINDOW as usize {
             Walker::Rows
-        } else if inner % 4 == 0 && aligned(px, size_of::<I>()) && aligned(py, size_of::<O>()) {
+        } else if inner.is_multiple_of(4) && aligned(px, size_of::<I>()) && aligned(py, size_of::<O>()) {
             Walker::Four
         } else {
             Walker::Lines

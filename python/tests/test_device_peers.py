@@ -67,7 +67,7 @@ def test_against_cupyx(cp, cndi, mode):
                 ("uniform_filter1d", lambda a: gpuprims.uniform_filter1d(a, 8, axis, mode=mode),
                  lambda a: cndi.uniform_filter1d(a, 8, axis, mode=mode), lambda: ndimage.uniform_filter1d(hf, 8, axis, mode=mode)),
                 ("correlate1d", lambda a: gpuprims.correlate1d(a, [1.5, -2.0, 0.5, 1.0], axis, mode=mode),
-                 lambda a: cndi.correlate1d(a, [1.5, -2.0, 0.5, 1.0], axis, mode=mode),
+                 lambda a: cndi.correlate1d(a, cp.asarray([1.5, -2.0, 0.5, 1.0]), axis, mode=mode),
                  lambda: ndimage.correlate1d(hf, [1.5, -2.0, 0.5, 1.0], axis, mode=mode)),
                 ("sobel", lambda a: gpuprims.sobel(a, axis, mode=mode), lambda a: cndi.sobel(a, axis, mode=mode),
                  lambda: ndimage.sobel(hf, axis, mode=mode)),
