@@ -85,35 +85,9 @@ pub struct AxisArgs {
     pub cval: f64,
 }
 
-/// An input element of an axis pass: how it enters an accumulator.
-pub trait AxisIn: Copy {
-    /// The sample as f64 (the mean's accumulator).
-    fn to_f64(self) -> f64;
-    /// The sample converted as a C cast converts a mean back (toward zero, saturated).
-    fn from_f64(v: f64) -> Self;
-}
-
-macro_rules! axis_in {
-    ($($t:ty),*) => {$(
-        impl AxisIn for $t {
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> $t {
-                v as $t
-            }
-        }
-    )*};
-}
-axis_in!(u8, u16, u32, u64, f32, f64);
-
-/// An accumulator of exact or float window sums, and how a sample of `I` enters it.
-pub trait AxisAcc<I>: Copy {
+/// A window-sum accumulator: exact integers (wrapping) or f64.
+pub trait AxisSum: Copy {
     const ZERO: Self;
-    /// The sample, or its square, in the accumulator.
-    fn lift(x: I, square: bool) -> Self;
     /// `self + (enter − leave)` (wrapping for integers; scipy's order for f64).
     fn slide(self, enter: Self, leave: Self) -> Self;
     fn plus(self, o: Self) -> Self;
@@ -121,15 +95,15 @@ pub trait AxisAcc<I>: Copy {
     fn from_cval(v: f64) -> Self;
 }
 
-macro_rules! int_acc {
-    ($($i:ty => $a:ty),*) => {$(
-        impl AxisAcc<$i> for $a {
+/// How a sample of `I` (or its square) enters an accumulator.
+pub trait AxisAcc<I>: AxisSum {
+    fn lift(x: I, square: bool) -> Self;
+}
+
+macro_rules! int_sum {
+    ($($a:ty),*) => {$(
+        impl AxisSum for $a {
             const ZERO: $a = 0;
-            #[inline(always)]
-            fn lift(x: $i, square: bool) -> $a {
-                let v = x as $a;
-                if square { v.wrapping_mul(v) } else { v }
-            }
             #[inline(always)]
             fn slide(self, enter: $a, leave: $a) -> $a {
                 self.wrapping_add(enter.wrapping_sub(leave))
@@ -145,28 +119,44 @@ macro_rules! int_acc {
         }
     )*};
 }
+int_sum!(u32, u64);
+
+impl AxisSum for f64 {
+    const ZERO: f64 = 0.0;
+    #[inline(always)]
+    fn slide(self, enter: f64, leave: f64) -> f64 {
+        self + (enter - leave)
+    }
+    #[inline(always)]
+    fn plus(self, o: f64) -> f64 {
+        self + o
+    }
+    #[inline(always)]
+    fn from_cval(v: f64) -> f64 {
+        v
+    }
+}
+
+macro_rules! int_acc {
+    ($($i:ty => $a:ty),*) => {$(
+        impl AxisAcc<$i> for $a {
+            #[inline(always)]
+            fn lift(x: $i, square: bool) -> $a {
+                let v = x as $a;
+                if square { v.wrapping_mul(v) } else { v }
+            }
+        }
+    )*};
+}
 int_acc!(u8 => u32, u32 => u32, u8 => u64, u16 => u64, u64 => u64);
 
 macro_rules! float_acc {
     ($($i:ty),*) => {$(
         impl AxisAcc<$i> for f64 {
-            const ZERO: f64 = 0.0;
             #[inline(always)]
             fn lift(x: $i, square: bool) -> f64 {
                 let v = x as f64;
                 if square { v * v } else { v }
-            }
-            #[inline(always)]
-            fn slide(self, enter: f64, leave: f64) -> f64 {
-                self + (enter - leave)
-            }
-            #[inline(always)]
-            fn plus(self, o: f64) -> f64 {
-                self + o
-            }
-            #[inline(always)]
-            fn from_cval(v: f64) -> f64 {
-                v
             }
         }
     )*};

@@ -49,6 +49,30 @@ impl FastDiv {
     }
 }
 
+/// An element taken into f64 and written back from it as scipy's C code does (`(double)x`, then a
+/// C cast: toward zero for integers, saturated; rounding for floats): the separable correlation
+/// passes and the axis means.
+pub trait CastF64: Copy {
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! cast_f64 {
+    ($($t:ty),*) => {$(
+        impl CastF64 for $t {
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> $t {
+                v as $t
+            }
+        }
+    )*};
+}
+cast_f64!(u8, u16, u32, u64, f32, f64);
+
 /// Prefix of every exported kernel symbol.
 #[macro_export]
 macro_rules! kernel_prefix {

@@ -11,8 +11,9 @@
 //! whose window lies inside the line run unrolled by [`UNROLL`] with no border test: the loads of
 //! eight steps are issued before any sum, so each thread has eight loads in flight.
 
+use crate::abi::CastF64;
 use crate::abi::axis::{
-    AxisAcc, AxisArgs, AxisIn, AxisOp, BorderMode, MomentsArgs, ROWS_CHUNK, ROWS_LINES, ROWS_RING, border_index_i32,
+    AxisAcc, AxisArgs, AxisOp, AxisSum, BorderMode, MomentsArgs, ROWS_CHUNK, ROWS_LINES, ROWS_RING, border_index_i32,
 };
 use crate::abi::window::{Acc, moments};
 use crate::device::{Quad, block_idx, dynamic_shared, global_thread_idx, sync_threads, thread_idx};
@@ -39,18 +40,12 @@ fn run_of(a: &AxisArgs, lanes: u64) -> Option<(u64, u32, u32)> {
     ))
 }
 
-/// What a thread of the line walk carries: the window sum of one column (an [`AxisAcc`]), or of
-/// four neighbouring columns moved as one vector access ([`Four`]).
-trait Walk: Copy {
-    fn slide(self, enter: Self, leave: Self) -> Self;
-    fn plus(self, o: Self) -> Self;
-}
-
-/// Four columns' accumulators.
+/// Four neighbouring columns' accumulators, summed lane by lane.
 #[derive(Clone, Copy)]
 struct Four<A>([A; 4]);
 
-impl<A: Walk> Walk for Four<A> {
+impl<A: AxisSum> AxisSum for Four<A> {
+    const ZERO: Self = Four([A::ZERO; 4]);
     #[inline(always)]
     fn slide(self, enter: Self, leave: Self) -> Self {
         Four([0, 1, 2, 3].map(|k| self.0[k].slide(enter.0[k], leave.0[k])))
@@ -59,41 +54,27 @@ impl<A: Walk> Walk for Four<A> {
     fn plus(self, o: Self) -> Self {
         Four([0, 1, 2, 3].map(|k| self.0[k].plus(o.0[k])))
     }
+    #[inline(always)]
+    fn from_cval(v: f64) -> Self {
+        Four([A::from_cval(v); 4])
+    }
 }
 
-macro_rules! walk_scalar {
-    ($($a:ty),*) => {$(
-        impl Walk for $a {
-            #[inline(always)]
-            fn slide(self, enter: $a, leave: $a) -> $a {
-                // The same arithmetic for every input type (`AxisAcc<I>::slide` ignores `I`).
-                <$a as AxisAcc<u8>>::slide(self, enter, leave)
-            }
-            #[inline(always)]
-            fn plus(self, o: $a) -> $a {
-                <$a as AxisAcc<u8>>::plus(self, o)
-            }
-        }
-    )*};
-}
-walk_scalar!(u32, u64, f64);
-
-/// The line walk of one run: its first window summed in order, then `acc + (entering − leaving)`
-/// per output. `at(i)` is the (lifted) sample at position `i` of the line (`0 ≤ i < n`), `ext(i)`
+/// The line walk of one run — a column's sums, or four columns' ([`Four`]): its first window
+/// summed in order, then `acc + (entering − leaving)` per output. `at(i)` is the (lifted) sample at position `i` of the line (`0 ≤ i < n`), `ext(i)`
 /// the same at any position (the border's sample or constant), `put(i, acc)` writes output `i`.
 /// Outputs whose window lies inside the line run unrolled by [`UNROLL`] with no border test: the
 /// loads of eight steps are issued before any sum, so each thread has eight loads in flight.
 #[inline(always)]
-fn walk_run<V: Walk>(
+fn walk_run<V: AxisSum>(
     a: &AxisArgs,
     (start, end): (u32, u32),
-    zero: V,
     at: impl Fn(i32) -> V,
     ext: impl Fn(i32) -> V,
     put: impl Fn(i32, V),
 ) {
     let (n, size, before) = (a.n as i32, a.size as i32, a.before as i32);
-    let mut acc = zero;
+    let mut acc = V::ZERO;
     for k in 0..size {
         acc = acc.plus(ext(start as i32 - before + k));
     }
@@ -108,8 +89,8 @@ fn walk_run<V: Walk>(
         i += 1;
     }
     while i + UNROLL as i32 <= hi {
-        let mut enter = [zero; UNROLL];
-        let mut leave = [zero; UNROLL];
+        let mut enter = [V::ZERO; UNROLL];
+        let mut leave = [V::ZERO; UNROLL];
         crate::unroll!(UNROLL, |u| {
             enter[u] = at(i + u as i32 - before + size - 1);
         });
@@ -140,13 +121,7 @@ fn walk_run<V: Walk>(
 /// # Safety
 /// `x` and `y` hold `outer · n · inner` elements; the launch covers `a.threads` threads.
 #[inline(always)]
-unsafe fn axis_pass<I: AxisIn, A: AxisAcc<I> + Walk, O>(
-    x: *const I,
-    y: *mut O,
-    a: &AxisArgs,
-    op: AxisOp,
-    out: impl Fn(A) -> O,
-) {
+unsafe fn axis_pass<I: Copy, A: AxisAcc<I>, O>(x: *const I, y: *mut O, a: &AxisArgs, op: AxisOp, out: impl Fn(A) -> O) {
     let Some((base, start, end)) = run_of(a, 1) else {
         return;
     };
@@ -157,7 +132,7 @@ unsafe fn axis_pass<I: AxisIn, A: AxisAcc<I> + Walk, O>(
     let at = |i: i32| -> A { A::lift(unsafe { *x.add((base + i as u64 * inner) as usize) }, square) };
     let ext = |i: i32| -> A { border_index_i32(i, n, mode).map_or(cval, at) };
     let put = |i: i32, v: A| unsafe { y.add((base + i as u64 * inner) as usize).write(out(v)) };
-    walk_run(a, (start, end), A::ZERO, at, ext, put);
+    walk_run(a, (start, end), at, ext, put);
 }
 
 /// [`axis_pass`] over four neighbouring columns per thread (`a.inner` counts groups of four;
@@ -168,7 +143,7 @@ unsafe fn axis_pass<I: AxisIn, A: AxisAcc<I> + Walk, O>(
 /// # Safety
 /// As [`axis_pass`], with the alignment above.
 #[inline(always)]
-unsafe fn axis_pass_four<I: AxisIn + Quad, A: AxisAcc<I> + Walk, O: Quad>(
+unsafe fn axis_pass_four<I: Quad, A: AxisAcc<I>, O: Quad>(
     x: *const I,
     y: *mut O,
     a: &AxisArgs,
@@ -180,16 +155,16 @@ unsafe fn axis_pass_four<I: AxisIn + Quad, A: AxisAcc<I> + Walk, O: Quad>(
     };
     let inner = 4 * a.inner.d as u64;
     let square = op as u32 == AxisOp::SumSq as u32;
-    let (n, mode, cval) = (a.n as i32, BorderMode::from_code(a.mode), A::from_cval(a.cval));
+    let (n, mode, cval) = (a.n as i32, BorderMode::from_code(a.mode), Four::<A>::from_cval(a.cval));
     let at = |i: i32| -> Four<A> {
         // SAFETY: 0 ≤ i < n on the thread's own line; the four columns are in the line's row.
         let v = unsafe { I::load4(x.add((base + i as u64 * inner) as usize)) };
         Four(v.map(|s| A::lift(s, square)))
     };
-    let ext = |i: i32| -> Four<A> { border_index_i32(i, n, mode).map_or(Four([cval; 4]), at) };
+    let ext = |i: i32| -> Four<A> { border_index_i32(i, n, mode).map_or(cval, at) };
     // SAFETY: as `at`.
     let put = |i: i32, v: Four<A>| unsafe { O::store4(y.add((base + i as u64 * inner) as usize), v.0.map(&out)) };
-    walk_run(a, (start, end), Four([A::ZERO; 4]), at, ext, put);
+    walk_run(a, (start, end), at, ext, put);
 }
 
 /// Warps of a last-axis block (`ROWS_LINES` threads); warp `w` stages and stores lines
@@ -222,7 +197,7 @@ const BATCHES: usize = ROWS_LINES as usize / WARPS / BATCH;
 /// lines, and `rows_shared_bytes(size_of::<A>())` of dynamic shared memory; `O` is no larger
 /// than `A`.
 #[inline(always)]
-unsafe fn axis_rows<I: AxisIn, A: AxisAcc<I>, O: Copy>(
+unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
     x: *const I,
     y: *mut O,
     a: &AxisArgs,
@@ -358,7 +333,7 @@ macro_rules! axis_entries {
             fn out(size: u32) -> impl Fn($a) -> Out {
                 move |s: $a| match AxisOp::$op {
                     // scipy writes `sum / size` (a division, not a reciprocal's product).
-                    AxisOp::Mean => <$i as AxisIn>::from_f64(s as f64 / size as f64) as Out,
+                    AxisOp::Mean => <$i as CastF64>::from_f64(s as f64 / size as f64) as Out,
                     _ => s as Out,
                 }
             }

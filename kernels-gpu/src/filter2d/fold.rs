@@ -2,6 +2,7 @@
 //! and scipy's 1D correlation passes in its own summation order.
 
 use super::*;
+use crate::abi::CastF64;
 
 // ---------------------------------------------------------------------------------------------
 // What a window computes
@@ -157,26 +158,9 @@ impl Fold for FloatTaps<f32, f32> {
 }
 
 /// An image element of the separable correlation passes: summed in f64, written back as scipy's
-/// `correlate1d` does (C casts: truncation toward zero for integers, rounding for f32).
-pub trait PassPixel: Pixel {
-    fn to_f64(self) -> f64;
-    fn from_f64(v: f64) -> Self;
-}
-macro_rules! pass_pixel {
-    ($($t:ty),*) => {$(
-        impl PassPixel for $t {
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> $t {
-                v as $t
-            }
-        }
-    )*};
-}
-pass_pixel!(u8, u16, f32);
+/// `correlate1d` does ([`CastF64`]).
+pub trait PassPixel: Pixel + CastF64 {}
+impl<T: Pixel + CastF64> PassPixel for T {}
 
 /// One output of a 1D correlation pass with f64 taps from the bank, summed in scipy's order and
 /// with its unfused multiply-adds (`NI_Correlate1D`): for symmetric taps
