@@ -14,7 +14,8 @@ use std::sync::OnceLock;
 
 use cudarc::driver::sys::CUstream;
 use gpuprims::{
-    AvgPool2d, AxisElement, Border, Chain, DeviceArray, Error, Filter2dElement, Gpu, Operand, Pool2d, Rounding,
+    AvgPool2d, AxisElement, Border, Chain, ChainOutput, DeviceArray, Error, Filter2dElement, Gpu, MomentsFloat,
+    Operand, Pool2d, Rounding,
 };
 
 mod dlpack;
@@ -259,13 +260,20 @@ fn local_mean_variance(
     cval: f64,
     double: bool,
 ) -> PyResult<Py<PyAny>> {
+    fn run<F: MomentsFloat + DlElement + numpy::Element>(
+        py: Python<'_>,
+        x: Arg<'_>,
+        sizes: &[usize],
+        b: Border,
+    ) -> PyResult<Py<PyAny>> {
+        with_operand!(py, x, "local_mean_variance", "uint8, uint16, float32 or float64",
+            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.local_mean_variance_nd::<F, _, _>(a, sizes, b))
+    }
     let b = border(mode, cval)?;
     if double {
-        with_operand!(py, x, "local_mean_variance", "uint8, uint16, float32 or float64",
-            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.local_mean_variance_nd::<f64, _, _>(a, &sizes, b))
+        run::<f64>(py, x, &sizes, b)
     } else {
-        with_operand!(py, x, "local_mean_variance", "uint8, uint16, float32 or float64",
-            [U8: u8, U16: u16, F32: f32, F64: f64], |g, a| g.local_mean_variance_nd::<f32, _, _>(a, &sizes, b))
+        run::<f32>(py, x, &sizes, b)
     }
 }
 
@@ -405,16 +413,18 @@ fn chain(py: Python<'_>, x: Arg<'_>, steps: Vec<(String, Vec<f64>)>, mode: &str,
             }
         };
     }
+    fn run<O: ChainOutput + DlElement + numpy::Element>(
+        py: Python<'_>,
+        x: Arg<'_>,
+        c: &Chain<O>,
+        b: Border,
+    ) -> PyResult<Py<PyAny>> {
+        with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, c, b))
+    }
     match last {
-        Some((name, axis)) if name == "sobel" => {
-            let c = c.sobel(axis);
-            with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, &c, b))
-        }
-        Some(_) => {
-            let c = c.sobel_magnitude();
-            with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, &c, b))
-        }
-        None => with_operand!(py, x, "Chain", "uint8", [U8: u8], |g, a| g.chain(a, &c, b)),
+        Some((name, axis)) if name == "sobel" => run(py, x, &c.sobel(axis), b),
+        Some(_) => run(py, x, &c.sobel_magnitude(), b),
+        None => run(py, x, &c, b),
     }
 }
 
