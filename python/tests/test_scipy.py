@@ -172,7 +172,10 @@ def test_gpuprims_own_ops():
     m, v = gpuprims.mean_variance(x)
     assert abs(m - x.mean()) < 1e-9 and abs(v - x.var()) < 1e-6
     s, q = gpuprims.window_sum_sumsq(x, 15, mode="constant", dtype=np.float64)
-    np.testing.assert_array_equal(s, ndimage.uniform_filter1d(x.astype(np.float64), 15, mode="constant") * 15)
+    # Exact integer window sums: scipy's correlate1d over int64 (every partial sum < 2^53).
+    ones = np.ones(15, np.int64)
+    np.testing.assert_array_equal(s, ndimage.correlate1d(x.astype(np.int64), ones, mode="constant"))
+    np.testing.assert_array_equal(q, ndimage.correlate1d(x.astype(np.int64) ** 2, ones, mode="constant"))
     g = gpuprims.gaussian3x3(x, mode="nearest")
     y = gpuprims.Chain().gaussian3x3().dilate(3)(x, mode="nearest")
     np.testing.assert_array_equal(y, gpuprims.grey_dilation(g, size=3, mode="nearest"))
