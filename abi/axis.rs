@@ -16,7 +16,7 @@
 //! split give the same integers). Along the last axis (`inner = 1`) a thread's line is
 //! contiguous, so a warp's 32 lines would cost 32 memory transactions per step: that kernel
 //! (`rows`) stages `ROWS_CHUNK` positions of `ROWS_LINES` lines per step in a shared ring by
-//! coalesced warp loads, walks each line there and stores its outputs through a shared tile.
+//! coalesced warp loads, walks each line there and stores its outputs from the same ring.
 //! A [`Mean`](AxisOp::Mean) writes `acc / size` (an f64 division) converted to the
 //! element type as a C cast does (truncated toward zero); a [`Sum`](AxisOp::Sum) or
 //! [`SumSq`](AxisOp::SumSq) writes `acc` itself.
@@ -42,11 +42,24 @@ pub const ROWS_RING: u32 = 64;
 /// behind them (`ROWS_CHUNK + size ≤ ROWS_RING`); wider ones walk the line from global memory.
 pub const ROWS_MAX_WINDOW: u32 = ROWS_RING - ROWS_CHUNK;
 
-/// Dynamic shared memory of one last-axis block: the ring of `ROWS_LINES × (ROWS_RING + 1)`
-/// accumulators (a pad per line, so a warp's threads on 32 lines hit distinct banks). Outputs are
-/// written into ring slots whose samples have left every window, so there is no output tile.
-pub const fn rows_shared_bytes(acc_bytes: usize) -> usize {
-    (ROWS_LINES * (ROWS_RING + 1)) as usize * acc_bytes
+/// Bytes between two lines of the last-axis kernel's ring, whose slots are the pass's output
+/// element (`axis_out_type!`: the input for a mean, the accumulator for a sum): `ROWS_RING`
+/// slots and a pad that makes the pitch an odd number of 4-byte words (one slot for 8-byte
+/// elements), so 32 threads on 32 lines reading one slot each hit distinct banks.
+pub const fn rows_pitch_bytes(slot_bytes: usize) -> usize {
+    if slot_bytes >= 8 {
+        (ROWS_RING as usize + 1) * slot_bytes
+    } else {
+        ROWS_RING as usize * slot_bytes + 4
+    }
+}
+
+/// Dynamic shared memory of one last-axis block: `ROWS_LINES` ring lines of
+/// [`rows_pitch_bytes`]. The ring holds samples in the output's type (the input itself for a
+/// mean, lifted to the accumulator at use) and outputs go into slots whose samples have left
+/// every window, so there is no output tile.
+pub const fn rows_shared_bytes(slot_bytes: usize) -> usize {
+    ROWS_LINES as usize * rows_pitch_bytes(slot_bytes)
 }
 
 /// What an axis pass computes from its window sums.
@@ -181,6 +194,21 @@ macro_rules! axis_kernel_name {
             "_",
             stringify!($a)
         )
+    };
+}
+
+/// The element an axis instance writes: the input type for the mean, the accumulator for the
+/// sums.
+#[macro_export]
+macro_rules! axis_out_type {
+    (Mean, $i:ty, $a:ty) => {
+        $i
+    };
+    (Sum, $i:ty, $a:ty) => {
+        $a
+    };
+    (SumSq, $i:ty, $a:ty) => {
+        $a
     };
 }
 

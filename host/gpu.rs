@@ -207,6 +207,28 @@ impl Gpu {
         })
     }
 
+    /// A handle that enqueues on `stream`, a stream of this handle's context owned by another
+    /// library (a CuPy or PyTorch stream; null for the legacy default stream, `0x2` for the
+    /// per-thread one), sharing this handle's kernels. Its ops are ordered by that stream alone:
+    /// after the work its owner queued there, before what the owner queues next, with no event
+    /// and no host wait — the zero-cost way to run inside another library's stream order (the
+    /// Python package calls every op on a CuPy array or CUDA tensor so).
+    ///
+    /// # Safety
+    ///
+    /// `stream` must belong to this handle's context and stay alive while the handle, or any
+    /// buffer it allocates, is used: a [`DeviceArray`](crate::DeviceArray) it returns frees its
+    /// memory on `stream` when dropped, so one that may outlive the stream must be taken apart
+    /// ([`DeviceArray::into_slice`](crate::DeviceArray::into_slice), `CudaSlice::leak`) and its
+    /// memory freed on a live stream.
+    pub unsafe fn on_borrowed_stream(&self, stream: cudarc::driver::sys::CUstream) -> Gpu {
+        Gpu {
+            shared: self.shared.clone(),
+            // SAFETY: the caller's contract above.
+            stream: unsafe { self.shared.ctx.wrap_borrowed_stream(stream) },
+        }
+    }
+
     /// Makes this handle's later work wait for the work enqueued on `other`'s stream so far (an
     /// event recorded there, waited on here; the host does not block).
     pub fn join(&self, other: &Gpu) -> Result<()> {

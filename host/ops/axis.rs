@@ -46,19 +46,19 @@ macro_rules! axis_table {
 }
 crate::for_each_axis_instance!(axis_table);
 
-macro_rules! axis_acc_bytes {
+macro_rules! axis_out_bytes {
     ($($name:ident: $op:ident, $i:ty, $a:ty;)*) => {
         impl AxisInstance {
-            /// Bytes of the instance's accumulator (the last-axis kernel's ring).
-            fn acc_bytes(self) -> usize {
+            /// Bytes of the element the instance writes (a slot of the last-axis kernel's ring).
+            fn out_bytes(self) -> usize {
                 match self {
-                    $(AxisInstance::$name => size_of::<$a>()),*
+                    $(AxisInstance::$name => size_of::<crate::axis_out_type!($op, $i, $a)>()),*
                 }
             }
         }
     };
 }
-crate::for_each_axis_instance!(axis_acc_bytes);
+crate::for_each_axis_instance!(axis_out_bytes);
 
 macro_rules! moments_table {
     ($($name:ident: $s:ty, $q:ty, $f:ty, $float:literal;)*) => {
@@ -280,7 +280,7 @@ impl Gpu {
             LaunchConfig {
                 grid_dim: ((outer as u32).div_ceil(ROWS_LINES), 1, 1),
                 block_dim: (ROWS_LINES, 1, 1),
-                shared_mem_bytes: rows_shared_bytes(pass.instance.acc_bytes()) as u32,
+                shared_mem_bytes: rows_shared_bytes(pass.instance.out_bytes()) as u32,
             }
         } else {
             LaunchConfig {
@@ -295,7 +295,7 @@ impl Gpu {
         // for the rest (the four-column one only with `inner` a multiple of 4, `a.inner` counting
         // groups of four, and both pointers aligned for its vector accesses); the rows kernel
         // (inner = 1, size ≤ ROWS_MAX_WINDOW) gets a block per ROWS_LINES lines and the shared
-        // memory `rows_shared_bytes` gives for its accumulator; all read only x and write only y.
+        // memory `rows_shared_bytes` gives for its output element; all read only x and write only y.
         unsafe { b.launch(cfg) }?;
         Ok(())
     }

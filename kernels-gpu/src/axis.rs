@@ -14,9 +14,10 @@
 use crate::abi::CastF64;
 use crate::abi::axis::{
     AxisAcc, AxisArgs, AxisOp, AxisSum, BorderMode, MomentsArgs, ROWS_CHUNK, ROWS_LINES, ROWS_RING, border_index_i32,
+    rows_pitch_bytes,
 };
 use crate::abi::window::{Acc, moments};
-use crate::device::{Quad, block_idx, dynamic_shared, global_thread_idx, sync_threads, thread_idx};
+use crate::device::{Quad, block_idx, dynamic_shared, global_thread_idx, opaque_u64, sync_threads, thread_idx};
 
 /// Steps of the border-free part issued together.
 const UNROLL: usize = 8;
@@ -171,9 +172,35 @@ unsafe fn axis_pass_four<I: Quad, A: AxisAcc<I>, O: Quad>(
 /// `w, w + WARPS, …` of the block, in batches of [`BATCH`] lines whose loads are all issued first.
 const WARPS: usize = ROWS_LINES as usize / 32;
 /// Lines of a last-axis block per batch of one warp's loads.
-const BATCH: usize = 16;
+const BATCH: usize = 8;
+/// Blocks of the last-axis kernel an SM should hold at once, its launch bounds: for a mean, whose
+/// ring of 1- to 8-byte input slots allows 6 to 50 blocks, at most 96 registers a thread; for a
+/// sum, whose ring holds 8-byte accumulators but for u32 (6 blocks), what 6 blocks allow.
+macro_rules! rows_min_blocks {
+    (Mean) => {
+        10
+    };
+    (Sum) => {
+        6
+    };
+    (SumSq) => {
+        6
+    };
+}
+/// Outputs of a full last-axis step whose ring reads are issued before their chain of slides.
+const STEP_UNROLL: usize = 8;
 /// Batches per warp.
 const BATCHES: usize = ROWS_LINES as usize / WARPS / BATCH;
+
+/// How the last-axis kernel keeps samples in its ring of output elements `O`: `stage` turns a
+/// sample into a slot (the sample itself for a mean, whose output is the input type; lifted to
+/// the accumulator for a sum), `cval` is the constant border as a slot (representable: the host
+/// rounds it to the element), `term` reads a slot as an accumulator term.
+struct Ring<S, T, O> {
+    stage: S,
+    cval: O,
+    term: T,
+}
 
 /// One pass along the last axis (`inner = 1`, the host's `outer` lines of `n` samples) for
 /// windows of at most `ROWS_MAX_WINDOW`: thread `t` of a block owns line `ROWS_LINES · block + t`.
@@ -183,25 +210,27 @@ const BATCHES: usize = ROWS_LINES as usize / WARPS / BATCH;
 /// exactly as [`axis_pass`] does (the same sums in the same order), and warps store the step's
 /// outputs a line per store. Positions past the line's ends are mapped by the border at staging.
 ///
-/// **No output tile.** Output `o` goes to the ring slot of position `o − before − 1`, the sample
-/// that leaves its window: no later window reads it, and staging never reaches it before the
-/// step's store (the ring holds `ROWS_CHUNK + size − 1 < ROWS_RING` live positions). Without a
-/// tile a block needs `ROWS_RING + 1` accumulators of shared memory per line, not that plus
-/// `ROWS_CHUNK + 1` outputs: more blocks per SM to hide the staging loads.
+/// **A ring of output elements.** Slots hold samples as the output type ([`Ring`]): the input
+/// itself for a mean (4 bytes a slot for f32, where f64 accumulators took 8), lifted at use.
+/// Output `o` goes to the slot of position `o − before − 1`, the sample that leaves its window:
+/// no later window reads it, and staging never reaches it before the step's store (the ring
+/// holds `ROWS_CHUNK + size − 1 < ROWS_RING` live positions), so there is no output tile. Less
+/// shared memory a line means more blocks per SM to hide the staging loads.
 ///
-/// **Unrolled steps.** A full step reads its ring samples 16 outputs at a time before running
-/// their chain of slides, so the outputs' conversions (the mean's division) overlap.
+/// **Unrolled steps.** A full step reads its ring samples [`STEP_UNROLL`] outputs at a time
+/// before running their chain of slides, so the outputs' conversions (the mean's division)
+/// overlap. Launch bounds (`rows_min_blocks!`) cap the registers so that the
+/// blocks the ring's shared memory allows are resident.
 ///
 /// # Safety
 /// `x` and `y` hold `outer · n` elements; `ROWS_LINES` threads per block, enough blocks for the
-/// lines, and `rows_shared_bytes(size_of::<A>())` of dynamic shared memory; `O` is no larger
-/// than `A`.
+/// lines, and `rows_shared_bytes(size_of::<O>())` of dynamic shared memory.
 #[inline(always)]
-unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
+unsafe fn axis_rows<I: Copy, A: AxisSum, O: Copy>(
     x: *const I,
     y: *mut O,
     a: &AxisArgs,
-    op: AxisOp,
+    ring_of: Ring<impl Fn(I) -> O, impl Fn(O) -> A, O>,
     out: impl Fn(A) -> O,
 ) {
     let lines = a.outer.d;
@@ -210,44 +239,54 @@ unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
     let first = block_idx() * ROWS_LINES;
     let (n, size, before) = (a.n as i32, a.size as i32, a.before as i32);
     let after = size - 1 - before;
-    let square = op as u32 == AxisOp::SumSq as u32;
     let mode = BorderMode::from_code(a.mode);
-    let cval = A::from_cval(a.cval);
-    const RING: usize = ROWS_RING as usize + 1;
+    let Ring { stage, cval, term } = ring_of;
+    let pitch = rows_pitch_bytes(size_of::<O>()) / size_of::<O>();
     const CHUNK: usize = ROWS_CHUNK as usize;
     // SAFETY: the host sizes the dynamic shared memory for the ring.
-    let ring: *mut A = unsafe { dynamic_shared::<A>() };
+    let ring: *mut O = unsafe { dynamic_shared::<O>() };
     let slot = |p: i32| ((p + before) as u32 & (ROWS_RING - 1)) as usize;
     // Stages extended positions [p0, p0 + count) of every line of the block (count ≤ 32): all of
     // a warp's loads first, then the ring stores. A macro, so both uses are inlined (each kernel
     // module holds its entry alone: no calls).
+    // Lines of the block this warp stages: rows warp, warp + WARPS, … below `lines`.
+    let warp_lines = lines.saturating_sub(first + warp as u32).div_ceil(WARPS as u32) as usize;
     macro_rules! stage {
         ($p0:expr, $count:expr) => {{
             let (p, count) = ($p0 + lane, $count);
+            // The lane's position in its line, the same for every line of the block.
+            let j = if 0 <= p && p < n {
+                Some(p)
+            } else {
+                border_index_i32(p, n, mode)
+            };
+            // Addresses advance by one stride per line from the warp's first, computed here:
+            // an opaque stride keeps LLVM from holding one precomputed address per load.
+            let stride = opaque_u64(WARPS as u64 * a.n as u64) as usize;
+            let mut src = (first as usize + warp) * a.n as usize + j.unwrap_or(0) as usize;
             crate::unroll!(BATCHES, |b| {
-                let mut v = [A::ZERO; BATCH];
+                let mut v = [cval; BATCH];
                 crate::unroll!(BATCH, |k| {
-                    let line = first + (warp + WARPS * (b * BATCH + k)) as u32;
-                    if lane < count && line < lines {
-                        let base = line as u64 * a.n as u64;
-                        // SAFETY: j < n on the line.
-                        v[k] = border_index_i32(p, n, mode)
-                            .map_or(cval, |j| A::lift(unsafe { *x.add((base + j as u64) as usize) }, square));
+                    if let (true, Some(_)) = (lane < count && b * BATCH + k < warp_lines, j) {
+                        // SAFETY: position j < n of a line below `lines`.
+                        v[k] = stage(unsafe { *x.add(src) });
                     }
+                    src += stride;
                 });
                 crate::unroll!(BATCH, |k| {
                     if lane < count {
                         // SAFETY: inside the ring.
-                        unsafe { ring.add((warp + WARPS * (b * BATCH + k)) * RING + slot(p)).write(v[k]) };
+                        unsafe { ring.add((warp + WARPS * (b * BATCH + k)) * pitch + slot(p)).write(v[k]) };
                     }
                 });
             });
         }};
     }
-    let own = unsafe { ring.add(t as usize * RING) };
-    let at = |p: i32| -> A { unsafe { *own.add(slot(p)) } };
-    // SAFETY (both): the slot of position `o − before − 1` in the thread's own ring row.
-    let put = |o: i32, v: O| unsafe { (own.add(slot(o - before - 1)) as *mut O).write(v) };
+    // SAFETY (the three): the thread's own ring line.
+    let own = unsafe { ring.add(t as usize * pitch) };
+    let at = |p: i32| -> O { unsafe { *own.add(slot(p)) } };
+    // The slot of position `o − before − 1`.
+    let put = |o: i32, v: O| unsafe { own.add(slot(o - before - 1)).write(v) };
     stage!(-before, size - 1);
     let mut acc = A::ZERO;
     let mut o0 = 0;
@@ -256,20 +295,20 @@ unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
         stage!(o0 + after, count);
         // SAFETY: every thread of the block reaches the three barriers (the loop bound is uniform).
         unsafe { sync_threads() };
-        // Threads past the last line compute nothing (their ring rows hold no samples).
+        // Threads past the last line compute nothing (their ring lines hold no samples).
         if first + t < lines {
             if o0 > 0 && count == CHUNK as i32 {
-                // Two halves of 16 (the unroll limit): loads, then the chain.
-                for h in 0..2 {
-                    let o1 = o0 + 16 * h;
-                    let mut enter = [A::ZERO; 16];
-                    let mut leave = [A::ZERO; 16];
-                    crate::unroll!(16, |j| {
+                // Groups of STEP_UNROLL outputs: their ring reads, then their chain.
+                for h in 0..CHUNK / STEP_UNROLL {
+                    let o1 = o0 + (STEP_UNROLL * h) as i32;
+                    let mut enter = [cval; STEP_UNROLL];
+                    let mut leave = [cval; STEP_UNROLL];
+                    crate::unroll!(STEP_UNROLL, |j| {
                         enter[j] = at(o1 + j as i32 + after);
                         leave[j] = at(o1 + j as i32 - before - 1);
                     });
-                    crate::unroll!(16, |j| {
-                        acc = acc.slide(enter[j], leave[j]);
+                    crate::unroll!(STEP_UNROLL, |j| {
+                        acc = acc.slide(term(enter[j]), term(leave[j]));
                         put(o1 + j as i32, out(acc));
                     });
                 }
@@ -277,9 +316,9 @@ unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
                 for j in 0..count {
                     let o = o0 + j;
                     acc = if o == 0 {
-                        (-before..=after).fold(A::ZERO, |s, p| s.plus(at(p)))
+                        (-before..=after).fold(A::ZERO, |s, p| s.plus(term(at(p))))
                     } else {
-                        acc.slide(at(o + after), at(o - before - 1))
+                        acc.slide(term(at(o + after)), term(at(o - before - 1)))
                     };
                     put(o, out(acc));
                 }
@@ -291,9 +330,9 @@ unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
             let line = first + row as u32;
             if lane < count && line < lines {
                 let o = o0 + lane;
-                // SAFETY: o < n on the line; its output was put in the row's slot above.
+                // SAFETY: o < n on the line; its output was put in the line's slot above.
                 unsafe {
-                    let v = *(ring.add(row * RING + slot(o - before - 1)) as *const O);
+                    let v = *ring.add(row * pitch + slot(o - before - 1));
                     y.add((line as u64 * a.n as u64 + o as u64) as usize).write(v);
                 }
             }
@@ -304,16 +343,29 @@ unsafe fn axis_rows<I: Copy, A: AxisAcc<I>, O: Copy>(
     }
 }
 
-/// The element an axis op writes: the input type for the mean, the accumulator for the sums.
-macro_rules! axis_out {
-    (Mean, $i:ty, $a:ty) => {
-        $i
+/// The last-axis kernel's [`Ring`] of an instance: samples kept as the input for a mean, as
+/// (squared) accumulators for the sums.
+macro_rules! ring_of {
+    (Mean, $i:ty, $a:ty, $cval:expr) => {
+        Ring {
+            stage: |v: $i| v,
+            cval: <$i as CastF64>::from_f64($cval),
+            term: |r: $i| <$a as AxisAcc<$i>>::lift(r, false),
+        }
     };
-    (Sum, $i:ty, $a:ty) => {
-        $a
+    (Sum, $i:ty, $a:ty, $cval:expr) => {
+        Ring {
+            stage: |v: $i| <$a as AxisAcc<$i>>::lift(v, false),
+            cval: <$a as AxisSum>::from_cval($cval),
+            term: |r: $a| r,
+        }
     };
-    (SumSq, $i:ty, $a:ty) => {
-        $a
+    (SumSq, $i:ty, $a:ty, $cval:expr) => {
+        Ring {
+            stage: |v: $i| <$a as AxisAcc<$i>>::lift(v, true),
+            cval: <$a as AxisSum>::from_cval($cval),
+            term: |r: $a| r,
+        }
     };
 }
 
@@ -328,7 +380,7 @@ macro_rules! axis_entries {
         /// ` along a strided axis, and (`rows`) along the last axis.
         pub mod $name {
             use super::*;
-            type Out = axis_out!($op, $i, $a);
+            type Out = crate::axis_out_type!($op, $i, $a);
 
             fn out(size: u32) -> impl Fn($a) -> Out {
                 move |s: $a| match AxisOp::$op {
@@ -354,9 +406,10 @@ macro_rules! axis_entries {
 
             /// # Safety
             /// As `axis_rows`.
+            crate::launch_bounds!(crate::axis_kernel_name!(rows, $op, $i, $a), 64, rows_min_blocks!($op));
             #[unsafe(export_name = crate::axis_kernel_name!(rows, $op, $i, $a))]
             pub unsafe extern "ptx-kernel" fn rows(x: *const $i, y: *mut Out, a: AxisArgs) {
-                unsafe { axis_rows::<$i, $a, _>(x, y, &a, AxisOp::$op, out(a.size)) }
+                unsafe { axis_rows::<$i, $a, Out>(x, y, &a, ring_of!($op, $i, $a, a.cval), out(a.size)) }
             }
         }
     )*};

@@ -2,28 +2,25 @@
 //! PyTorch speak): an input capsule's memory becomes the operand of a gpuprims op in place, and the
 //! op's output leaves as a capsule that owns the `DeviceArray`.
 //!
-//! **Streams.** gpuprims runs on its own stream of the array's device (the primary context, the
-//! one CuPy and PyTorch use). A call is ordered after the work already queued on the caller's
-//! stream and before the work queued there later, with no host synchronisation: an event recorded
-//! on the caller's stream is waited on by gpuprims's stream before the op, and an event recorded
-//! after the op is waited on by the caller's stream.
+//! **Streams.** The op runs on the caller's stream itself (a [`Gpu::on_borrowed_stream`] handle of
+//! the array's device, on the primary context CuPy and PyTorch use): it is ordered after the work
+//! already queued there and before the work queued later, with no event and no host wait.
 //!
 //! **Frees.** When the consumer drops an output, its buffer may still be read by work the consumer
 //! queued on the caller's stream, and that stream may be gone by then (CuPy's stream objects die
-//! with their scope), so nothing is recorded on it. The buffer goes to a [`Graveyard`] keyed by the
-//! stream it was handed to; the next call from that stream, once gpuprims's stream waits for it,
-//! frees the buffer stream-ordered on gpuprims's stream (`cuMemFreeAsync`): after everything the
-//! caller queued, with no host synchronisation. Buffers of streams that call no more are freed
-//! after a device synchronisation once the graveyard holds more than [`Graveyard::MAX_BYTES`].
-//! This is CuPy's and PyTorch's own rule (memory is reused in its stream's order); work the
-//! consumer queued on *another* stream must be ordered by the consumer, as with their arrays.
+//! with their scope), so nothing is queued on it from the deleter. The buffer goes to a
+//! [`Graveyard`] keyed by the stream it was handed to; the next call from that stream frees it
+//! there (`cuMemFreeAsync`) before its own work: after everything the caller queued, with no host
+//! wait. Buffers of streams that call no more are freed after a device synchronisation once the
+//! graveyard holds more than [`Graveyard::MAX_BYTES`]. This is CuPy's and PyTorch's own rule
+//! (memory is reused in its stream's order); work the consumer queued on *another* stream must be
+//! ordered by the consumer, as with their arrays.
 
-use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::{self, CUevent, CUstream};
-use cudarc::driver::{DevicePtr, DeviceRepr};
+use cudarc::driver::sys::{self, CUstream};
+use cudarc::driver::{CudaContext, DeviceRepr};
 use gpuprims::{DeviceArray, Gpu};
 use ndarray::IxDyn;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -80,93 +77,76 @@ macro_rules! dl_element {
 }
 dl_element!(u8 => 1, u16 => 1, u32 => 1, i16 => 0, i32 => 0, i64 => 0, f32 => 2, f64 => 2);
 
-/// One `Gpu` (stream) per device ordinal, opened on first use.
-fn gpu_of(device: usize) -> PyResult<Gpu> {
-    static GPUS: OnceLock<Mutex<HashMap<usize, Gpu>>> = OnceLock::new();
-    let mut map = GPUS.get_or_init(Default::default).lock().expect("no panic holds it");
-    if let Some(g) = map.get(&device) {
-        return Ok(g.clone());
-    }
-    let g = Gpu::with_device(device).map_err(|e| PyRuntimeError::new_err(format!("gpuprims: device {device}: {e}")))?;
-    map.insert(device, g.clone());
-    Ok(g)
-}
-
-fn driver(r: sys::CUresult, what: &str) -> PyResult<()> {
-    if r == sys::CUresult::CUDA_SUCCESS {
-        Ok(())
-    } else {
-        Err(PyRuntimeError::new_err(format!("gpuprims: {what} failed: {r:?}")))
-    }
-}
-
-/// Makes `waiter` wait for the work queued on `on` so far (an event, no host synchronisation).
-fn order(gpu: &Gpu, on: CUstream, waiter: CUstream) -> PyResult<()> {
-    if on == waiter {
-        return Ok(());
-    }
-    gpu.stream()
-        .context()
-        .bind_to_thread()
-        .map_err(|e| PyRuntimeError::new_err(format!("gpuprims: {e}")))?;
-    let mut ev: CUevent = std::ptr::null_mut();
-    // SAFETY: plain driver calls on the current (primary) context; the event is destroyed once
-    // the wait is enqueued (the driver keeps it until the wait completes).
-    unsafe {
-        driver(
-            sys::cuEventCreate(&mut ev, sys::CUevent_flags::CU_EVENT_DISABLE_TIMING as u32),
-            "cuEventCreate",
-        )?;
-        driver(sys::cuEventRecord(ev, on), "cuEventRecord")?;
-        driver(sys::cuStreamWaitEvent(waiter, ev, 0), "cuStreamWaitEvent")?;
-        driver(sys::cuEventDestroy_v2(ev), "cuEventDestroy")?;
-    }
-    Ok(())
-}
-
-/// Exported buffers their consumer let go of, each with the stream it was handed to (see the
-/// module's "Frees").
+/// Exported buffers their consumer let go of, each with its context and the stream it was
+/// handed to (see the module's "Frees").
 struct Graveyard {
-    buffers: Vec<(usize, usize, Box<dyn Send>)>,
+    buffers: Vec<Buried>,
     bytes: usize,
 }
 
+struct Buried {
+    ctx: Arc<CudaContext>,
+    stream: usize,
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+}
+
+// SAFETY: the raw stream and device pointer are plain numbers here; only driver calls use them.
+unsafe impl Send for Buried {}
+
 impl Graveyard {
-    /// Past this many bytes awaiting free, the device is synchronised and all are freed.
+    /// Past this many bytes awaiting free, the devices are synchronised and all are freed.
     const MAX_BYTES: usize = 1 << 30;
 
-    fn get() -> &'static Mutex<Graveyard> {
-        static G: OnceLock<Mutex<Graveyard>> = OnceLock::new();
-        G.get_or_init(|| {
-            Mutex::new(Graveyard {
-                buffers: Vec::new(),
-                bytes: 0,
-            })
-        })
+    fn get() -> std::sync::MutexGuard<'static, Graveyard> {
+        static G: Mutex<Graveyard> = Mutex::new(Graveyard {
+            buffers: Vec::new(),
+            bytes: 0,
+        });
+        G.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes a buffer handed to `stream` whose consumer is done with it.
-    fn bury(gpu: &Gpu, stream: CUstream, bytes: usize, buffer: Box<dyn Send>) {
-        let mut g = Self::get().lock().unwrap_or_else(|p| p.into_inner());
-        g.buffers.push((stream as usize, bytes, buffer));
-        g.bytes += bytes;
-        if g.bytes > Self::MAX_BYTES && gpu.stream().context().bind_to_thread().is_ok() {
-            // SAFETY: a plain driver call on the bound (primary) context.
-            let _ = unsafe { sys::cuCtxSynchronize() };
-            g.buffers.clear();
+    fn bury(b: Buried) {
+        let mut g = Self::get();
+        g.bytes += b.bytes;
+        g.buffers.push(b);
+        if g.bytes > Self::MAX_BYTES {
+            let mut synced: Vec<sys::CUcontext> = Vec::new();
+            for b in g.buffers.drain(..) {
+                if b.ctx.bind_to_thread().is_err() {
+                    continue; // a context that fails now fails every later call too: leak
+                }
+                // SAFETY: plain driver calls on the bound context; once it is synchronised no
+                // queued work reads the buffer, which is freed on the legacy default stream (always
+                // alive), never on the stream it was handed to.
+                unsafe {
+                    if !synced.contains(&b.ctx.cu_ctx()) {
+                        synced.push(b.ctx.cu_ctx());
+                        let _ = sys::cuCtxSynchronize();
+                    }
+                    let _ = sys::cuMemFreeAsync(b.ptr, std::ptr::null_mut());
+                }
+            }
             g.bytes = 0;
         }
     }
 
-    /// Frees the buffers handed to `stream` (gpuprims's stream already waits for it): their drop
-    /// frees stream-ordered on gpuprims's stream.
-    fn free_after(stream: CUstream) {
-        let mut g = Self::get().lock().unwrap_or_else(|p| p.into_inner());
+    /// Frees, on `gpu`'s stream (a live caller's stream, its context bound), the buffers handed
+    /// to that stream: after the work the caller queued on it, before the call about to run.
+    fn free_on(gpu: &Gpu) {
+        let stream = gpu.stream().cu_stream();
+        let mut g = Self::get();
         let mut freed = 0;
-        g.buffers.retain(|(s, bytes, _)| {
-            let keep = *s != stream as usize;
-            freed += if keep { 0 } else { *bytes };
-            keep
+        g.buffers.retain(|b| {
+            if b.stream != stream as usize || b.ctx.cu_ctx() != gpu.context().cu_ctx() {
+                return true;
+            }
+            // SAFETY: a buffer of this context that no one uses any more, freed in the order of
+            // the stream it was handed to; the pool (`cuMemAllocAsync`'s) takes it back.
+            let _ = unsafe { sys::cuMemFreeAsync(b.ptr, stream) };
+            freed += b.bytes;
+            false
         });
         g.bytes -= freed;
     }
@@ -182,14 +162,12 @@ fn caller_stream(stream: usize) -> CUstream {
 }
 
 /// An imported operand: its array over the producer's memory, the capsule's tensor (whose
-/// deleter is called when the call is enqueued) and the device.
+/// deleter is called when the call is enqueued) and a handle on the caller's stream.
 pub struct Imported<T: DlElement> {
     array: Option<DeviceArray<T, IxDyn>>,
     managed: *mut DlManagedTensor,
     pub gpu: Gpu,
-    pub stream: CUstream,
 }
-
 impl<T: DlElement> Imported<T> {
     pub fn array(&self) -> &DeviceArray<T, IxDyn> {
         self.array.as_ref().expect("present until drop")
@@ -261,10 +239,15 @@ pub fn import<T: DlElement>(capsule: &Bound<'_, PyAny>, stream: usize) -> PyResu
             expect *= shape[i] as i64;
         }
     }
-    let gpu = gpu_of(t.device.device_id.max(0) as usize)?;
-    let caller = caller_stream(stream);
-    order(&gpu, caller, gpu.stream().cu_stream())?;
-    Graveyard::free_after(caller);
+    let base = crate::gpu_on(t.device.device_id.max(0) as usize)?;
+    // SAFETY: DLPack's stream is one of the consumer's device (the primary context) that the
+    // caller keeps alive through the call; every buffer the handle makes outlives the call only
+    // leaked (`export`), and is freed on a stream proven alive (`Graveyard`).
+    let gpu = unsafe { base.on_borrowed_stream(caller_stream(stream)) };
+    gpu.context()
+        .bind_to_thread()
+        .map_err(|e| PyRuntimeError::new_err(format!("gpuprims: {e}")))?;
+    Graveyard::free_on(&gpu);
     let len: usize = shape.iter().product();
     let ptr = t.data as u64 + t.byte_offset;
     // SAFETY: `len` elements of T from `ptr` are the producer's live allocation; the slice is
@@ -277,14 +260,12 @@ pub fn import<T: DlElement>(capsule: &Bound<'_, PyAny>, stream: usize) -> PyResu
         array: Some(array),
         managed,
         gpu,
-        stream: caller,
     })
 }
 
-/// What an exported capsule owns: the shape its tensor points to, and the output's buffer (in
-/// the closure that frees it after the caller's stream's work).
+/// What an exported capsule owns: the shape its tensor points to, and the output's buffer.
 struct Export {
-    free: Box<dyn FnOnce() + Send>,
+    buffer: Buried,
     shape: Vec<i64>,
 }
 
@@ -292,7 +273,7 @@ unsafe extern "C" fn delete_export(m: *mut DlManagedTensor) {
     // SAFETY: `manager_ctx` is the Box<Export> `export` leaked; the tensor is ours too.
     unsafe {
         let ctx = Box::from_raw((*m).manager_ctx as *mut Export);
-        (ctx.free)();
+        Graveyard::bury(ctx.buffer);
         drop(Box::from_raw(m));
     }
 }
@@ -309,30 +290,22 @@ unsafe extern "C" fn capsule_destructor(cap: *mut ffi::PyObject) {
     }
 }
 
-/// Hands `out` (on `gpu`'s stream) to the caller as a DLPack capsule: the caller's stream waits
-/// for the op; the capsule's deleter orders the free after the caller's later work.
-pub fn export<T: DlElement>(
-    py: Python<'_>,
-    gpu: &Gpu,
-    caller: CUstream,
-    out: DeviceArray<T, IxDyn>,
-) -> PyResult<Py<PyAny>> {
-    let mine = gpu.stream().cu_stream();
-    order(gpu, mine, caller)?;
+/// Hands `out`, made on `gpu` (a handle on the caller's stream), to the caller as a DLPack
+/// capsule; its deleter buries the buffer (see the module's "Frees").
+pub fn export<T: DlElement>(py: Python<'_>, gpu: &Gpu, out: DeviceArray<T, IxDyn>) -> PyResult<Py<PyAny>> {
     let shape: Vec<i64> = out.shape().iter().map(|&s| s as i64).collect();
     let ndim = shape.len() as i32;
-    let ptr = {
-        let (ptr, _sync) = out.as_slice().device_ptr(gpu.stream());
-        ptr
-    };
-    let device_id = gpu.props().ordinal as i32;
-    let g = gpu.clone();
     let data = out.into_slice();
     let bytes = data.num_bytes();
-    let caller_id = caller as usize;
-    let free: Box<dyn FnOnce() + Send> =
-        Box::new(move || Graveyard::bury(&g, caller_id as CUstream, bytes, Box::new(data)));
-    let mut ctx = Box::new(Export { free, shape });
+    let buffer = Buried {
+        ctx: gpu.context().clone(),
+        stream: gpu.stream().cu_stream() as usize,
+        ptr: data.leak(),
+        bytes,
+    };
+    let ptr = buffer.ptr;
+    let device_id = gpu.props().ordinal as i32;
+    let mut ctx = Box::new(Export { buffer, shape });
     let managed = Box::new(DlManagedTensor {
         dl_tensor: DlTensor {
             data: ptr as *mut c_void,

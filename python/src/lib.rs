@@ -10,9 +10,8 @@
 //! Both kinds go through one generic body per op ([`with_operand!`]), so the host and device
 //! paths cannot drift apart. The input is never modified.
 
-use std::sync::OnceLock;
+use std::sync::Mutex;
 
-use cudarc::driver::sys::CUstream;
 use gpuprims::{
     AvgPool2d, AxisElement, Border, Chain, ChainOutput, DeviceArray, Error, Filter2dElement, Gpu, MomentsFloat,
     Operand, Pool2d, Rounding,
@@ -27,12 +26,27 @@ use pyo3::exceptions::{PyNotImplementedError, PyRuntimeError, PyTypeError, PyVal
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-/// The process's GPU for NumPy arrays (device 0), opened on first use; `Err` says why there is none.
-fn gpu() -> PyResult<&'static Gpu> {
-    static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
-    GPU.get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
-        .as_ref()
+/// The process's handle on CUDA device `ordinal`, opened on first use and shared by every call
+/// there (NumPy arrays run on device 0's own stream; device arrays on their caller's stream, with
+/// the same kernels); `Err` says why there is none.
+fn gpu_on(ordinal: usize) -> PyResult<Gpu> {
+    static GPUS: Mutex<Vec<(usize, Result<Gpu, String>)>> = Mutex::new(Vec::new());
+    let mut gpus = GPUS.lock().unwrap_or_else(|p| p.into_inner());
+    let opened = match gpus.iter().position(|(o, _)| *o == ordinal) {
+        Some(i) => &gpus[i].1,
+        None => {
+            gpus.push((ordinal, Gpu::with_device(ordinal).map_err(|e| e.to_string())));
+            &gpus[gpus.len() - 1].1
+        }
+    };
+    opened
+        .clone()
         .map_err(|why| PyRuntimeError::new_err(format!("gpuprims: no usable CUDA device: {why}")))
+}
+
+/// Device 0's handle, for NumPy arrays.
+fn gpu() -> PyResult<Gpu> {
+    gpu_on(0)
 }
 
 /// gpuprims's typed errors as Python exceptions: bad arguments are `ValueError`, what a variant
@@ -101,7 +115,8 @@ fn unsupported(op: &str, dtype: impl std::fmt::Display, takes: &str) -> PyErr {
 /// Where results go: NumPy arrays, or DLPack capsules on a device, handed to the caller's stream.
 enum Sink<'a> {
     Host,
-    Device(&'a Gpu, CUstream),
+    /// A handle on the caller's stream.
+    Device(&'a Gpu),
 }
 
 /// A result Python gets back: arrays in the argument's kind, tuples, scalars.
@@ -118,7 +133,7 @@ impl<T: numpy::Element, D: Dimension> Emit for Array<T, D> {
 impl<T: DlElement> Emit for DeviceArray<T, IxDyn> {
     fn emit(self, py: Python<'_>, sink: &Sink<'_>) -> PyResult<Py<PyAny>> {
         match sink {
-            Sink::Device(g, caller) => dlpack::export(py, g, *caller, self),
+            Sink::Device(g) => dlpack::export(py, g, self),
             Sink::Host => Err(PyRuntimeError::new_err("gpuprims: a device result for a NumPy call")),
         }
     }
@@ -156,7 +171,8 @@ macro_rules! with_operand {
             Arg::Host(host) => match host {
                 $(In::$v(arr) => {
                     let view = arr.as_array();
-                    let $g: &Gpu = gpu()?;
+                    let gpu = gpu()?;
+                    let $g: &Gpu = &gpu;
                     let r = py.detach(|| { let $x = &view; $body }).map_err(py_err)?;
                     r.emit(py, &Sink::Host)
                 })*
@@ -170,7 +186,7 @@ macro_rules! with_operand {
                     let $g: &Gpu = &gpu;
                     let array = input.array();
                     let r = py.detach(|| { let $x = array; $body }).map_err(py_err)?;
-                    r.emit(py, &Sink::Device($g, input.stream))
+                    r.emit(py, &Sink::Device($g))
                 })*
                 (code, bits) => Err(unsupported($op, format_args!("DLPack (code {code}, {bits} bits)"), $takes)),
             },

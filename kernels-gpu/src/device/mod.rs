@@ -21,6 +21,18 @@ pub use texture::*;
 pub use thread::*;
 pub use warp::*;
 
+/// `v`, hidden from the optimizer behind an empty `asm!` with effects: what is derived from it is
+/// computed where it is used, never hoisted out of a loop. Staging loops use it so that LLVM
+/// does not precompute one 64-bit address per unrolled load ahead of the loop and keep them all
+/// in registers.
+#[inline(always)]
+pub fn opaque_u64(v: u64) -> u64 {
+    let r: u64;
+    // SAFETY: a register move.
+    unsafe { core::arch::asm!("mov.b64 {r}, {v};", r = out(reg64) r, v = in(reg64) v, options(nomem, nostack)) };
+    r
+}
+
 /// Runs `$body` with `$i` bound to each constant `0 .. $n` (`$n ≤ 16`, a constant), fully
 /// unrolled, so register arrays indexed by `$i` stay in registers. LLVM declines to fully unroll
 /// some loops on its own (nested loops, large bodies) and would then put the arrays in local
