@@ -265,6 +265,15 @@ macro_rules! doubling_u8_kernel_name {
     };
 }
 
+/// Outputs one thread of a separable pass computes, consecutive along the pass's axis: a block of
+/// the column pass covers 32 columns × `8 · PASS_RUN` rows, of the row pass `32 · PASS_RUN`
+/// columns × 8 rows.
+pub const PASS_RUN: u32 = 8;
+/// Largest radius (`len / 2`) of symmetric and antisymmetric taps whose runs convert each sample
+/// to f64 once and keep the run's window in registers; other taps (and runs whose windows leave
+/// the line) are summed output by output.
+pub const PASS_MAX_RADIUS: u32 = 8;
+
 /// Symmetry codes of a separable pass's taps (`Filter2dArgs::shift` of the pass launches), as
 /// scipy's `NI_Correlate1D` detects them (odd lengths): they select its summation order.
 pub const TAPS_GENERAL: u32 = 0;

@@ -95,7 +95,12 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             .collect();
         let fs = &gpu.family::<Filter2dKernels>()?.passes[T::PASS as usize];
         let base = args::<T>(s, window, (window.0 / 2, window.1 / 2), border);
-        let grid = cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0);
+        // A thread computes PASS_RUN outputs along its pass's axis (kernels-gpu's correlate_run).
+        let run = PASS_RUN as usize;
+        let grids = [
+            cfg(tiles(s, 32, 8 * run, "separable")?, BLOCK_THREADS, 0),
+            cfg(tiles(s, 32 * run, 8, "separable")?, BLOCK_THREADS, 0),
+        ];
         let last = passes.len() - 1;
         let mut offset = 0;
         let mut stages = Vec::with_capacity(passes.len());
@@ -106,7 +111,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             offset += k.len() * 8;
             stages.push(Stage {
                 func: gpu.kernel(fs[along as usize])?.clone(),
-                cfg: grid,
+                cfg: grids[along as usize],
                 args: a,
                 from: if i == 0 { Buf::Input } else { Buf::Scratch },
                 to: if i == last { Buf::Output } else { Buf::Scratch },

@@ -196,54 +196,135 @@ pub(super) fn scipy_correlate1d(k: u32, symmetry: u32, tap_offset: u32, sample: 
     acc
 }
 
-/// Column pass of a separable correlation (taps `kh` at `tap_offset`, symmetry in `shift`).
-/// Outputs whose window lies inside the plane (all but `kh − 1` rows) read their samples at a
-/// fixed stride from the output's own column with no border mapping: the mapping's tests and
-/// `Option`s per tap were most of the pass's instructions.
-pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
-    let Some((p, r, c)) = thread_pixel(a) else {
-        return;
-    };
-    let plane = Plane::of(x, p, a);
-    let before = (a.kh / 2) as i32;
-    let v = if r >= before && r + (a.kh as i32 - before) <= plane.h {
-        // SAFETY: rows r − before ..= r + after are inside the plane; c < w.
-        let at = unsafe { plane.base.add(r as usize * plane.w as usize + c as usize) };
-        let w = plane.w as isize;
-        scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
-            unsafe { T::load(at.offset(d as isize * w)) }.to_f64()
-        })
-    } else {
-        // SAFETY: rows from plane.row; c < w.
-        scipy_correlate1d(a.kh, a.shift, a.tap_offset, |d| {
-            unsafe { plane.at(plane.row(r + d), c) }.to_f64()
-        })
-    };
-    // SAFETY: inside the plane.
-    unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
+const RUN: usize = PASS_RUN as usize;
+const MAXB: usize = PASS_MAX_RADIUS as usize;
+/// Samples a run's windows span at the largest radius: `RUN + 2 · MAXB`, loaded as 3 × 8.
+const SPAN: usize = RUN + 2 * MAXB;
+const _: () = assert!(SPAN == 3 * 8);
+
+/// [`scipy_correlate1d`] for `RUN` consecutive outputs of symmetric or antisymmetric taps of
+/// radius `before ≤ MAXB`, from `s[t]` = the sample at offset `t − MAXB` from the run's first
+/// output. Every index is a constant (pair `m` of output `u` is `s[u + m]` with
+/// `s[u + 2·MAXB − m]`, tap `m − MAXB`; pairs beyond the radius are skipped by a uniform test),
+/// so the window stays in registers: each sample is converted to f64 once for the run, where
+/// output-by-output summing converted it once per tap (f32 → f64 conversions run at a quarter of
+/// the f64 add rate: they, not the arithmetic, bounded the pass).
+#[inline(always)]
+fn pair_run(s: &[f64; SPAN], before: usize, symmetry: u32, tap_offset: u32) -> [f64; RUN] {
+    let w = |m: usize| f64::from_bits(bank_u64(tap_offset as u64 + 8 * (m + before - MAXB) as u64));
+    let w0 = w(MAXB);
+    let mut acc = [0.0; RUN];
+    crate::unroll!(RUN, |u| {
+        acc[u] = mul_rn(s[u + MAXB], w0);
+    });
+    crate::unroll!(MAXB, |m| {
+        if m + before >= MAXB {
+            let wj = w(m);
+            crate::unroll!(RUN, |u| {
+                let (l, r) = (s[u + m], s[u + 2 * MAXB - m]);
+                let pair = if symmetry == TAPS_SYMMETRIC {
+                    add_rn(l, r)
+                } else {
+                    sub_rn(l, r)
+                };
+                acc[u] = add_rn(acc[u], mul_rn(pair, wj));
+            });
+        }
+    });
+    acc
 }
 
-/// Row pass of a separable correlation (taps `kw`); outputs whose window lies inside the row read
-/// it directly, as the column pass does.
-pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
-    let Some((p, r, c)) = thread_pixel(a) else {
-        return;
-    };
-    let plane = Plane::of(x, p, a);
-    let before = (a.kw / 2) as i32;
-    let v = if c >= before && c + (a.kw as i32 - before) <= plane.w {
-        // SAFETY: columns c − before ..= c + after are inside the plane; r < h.
-        let at = unsafe { plane.base.add(r as usize * plane.w as usize + c as usize) };
-        scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
-            unsafe { T::load(at.offset(d as isize)) }.to_f64()
-        })
+/// One thread's run of a separable pass: outputs at positions `pos0 .. pos0 + RUN` (below `len`)
+/// of a line read at `first` (position `pos0`) with `stride` between positions. A run of
+/// [`pair_run`] taps whose windows lie inside the line loads its samples once at a fixed stride;
+/// any other sums each output with [`scipy_correlate1d`], reading `mapped(position)` (the
+/// border's sample). `put(u, v)` writes output `pos0 + u`.
+///
+/// # Safety
+/// `first` is position `pos0` of the line, whose `len` positions lie `stride` apart.
+#[inline(always)]
+unsafe fn correlate_run<T: PassPixel>(
+    a: &Args<T>,
+    k: u32,
+    (len, pos0): (i32, i32),
+    (first, stride): (*const T, isize),
+    mapped: impl Fn(i32) -> f64,
+    put: impl Fn(usize, T),
+) {
+    let before = (k / 2) as i32;
+    let after = k as i32 - 1 - before;
+    if a.shift != TAPS_GENERAL && before as usize <= MAXB && pos0 >= before && pos0 + RUN as i32 + after <= len {
+        let mut s = [0.0f64; SPAN];
+        crate::unroll!(3, |h| {
+            crate::unroll!(8, |q| {
+                let t = 8 * h + q;
+                if t as i32 + before >= MAXB as i32 && (t as i32) < (RUN + MAXB) as i32 + after {
+                    // SAFETY: positions pos0 − before ..= pos0 + RUN − 1 + after lie in the line.
+                    s[t] = unsafe { T::load(first.offset((t as isize - MAXB as isize) * stride)) }.to_f64();
+                }
+            });
+        });
+        let acc = pair_run(&s, before as usize, a.shift, a.tap_offset);
+        crate::unroll!(RUN, |u| {
+            put(u, T::from_f64(acc[u]));
+        });
     } else {
-        let row = plane.row(r);
-        // SAFETY: row from plane.row.
-        scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
-            unsafe { plane.at(row, c + d) }.to_f64()
-        })
-    };
-    // SAFETY: inside the plane.
-    unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
+        for u in 0..(len - pos0).min(RUN as i32) {
+            let v = scipy_correlate1d(k, a.shift, a.tap_offset, |d| mapped(pos0 + u + d));
+            put(u as usize, T::from_f64(v));
+        }
+    }
+}
+
+/// Column pass of a separable correlation (taps `kh` at `tap_offset`, symmetry in `shift`): a
+/// thread per column and `RUN` consecutive rows ([`correlate_run`]), lanes on neighbouring
+/// columns, blocks of 32 columns × `8 · RUN` rows.
+pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
+    let (p, r, c) = tile_origin(a, 32, 8 * PASS_RUN);
+    let (r0, c) = (
+        r + ((thread_idx() >> 5) * PASS_RUN) as i32,
+        c + (thread_idx() & 31) as i32,
+    );
+    if r0 >= a.h as i32 || c >= a.w as i32 {
+        return;
+    }
+    let plane = Plane::of(x, p, a);
+    let w = plane.w as isize;
+    // SAFETY: (r0, c) is inside the plane; rows from plane.row; outputs inside the plane.
+    unsafe {
+        correlate_run(
+            a,
+            a.kh,
+            (plane.h, r0),
+            (plane.base.offset(r0 as isize * w + c as isize), w),
+            |r| plane.at(plane.row(r), c).to_f64(),
+            |u, v| y.add(flat(a, p, r0 + u as i32, c)).write(v),
+        )
+    }
+}
+
+/// Row pass of a separable correlation (taps `kw`): a thread per row and `RUN` consecutive
+/// columns, blocks of `32 · RUN` columns × 8 rows.
+pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
+    let (p, r, c) = tile_origin(a, 32 * PASS_RUN, 8);
+    let (r, c0) = (
+        r + (thread_idx() >> 5) as i32,
+        c + ((thread_idx() & 31) * PASS_RUN) as i32,
+    );
+    if r >= a.h as i32 || c0 >= a.w as i32 {
+        return;
+    }
+    let plane = Plane::of(x, p, a);
+    let row = plane.row(r);
+    // SAFETY: (r, c0) is inside the plane; row from plane.row; outputs inside the plane.
+    unsafe {
+        correlate_run(
+            a,
+            a.kw,
+            (plane.w, c0),
+            (plane.base.offset(r as isize * plane.w as isize + c0 as isize), 1),
+            |c| plane.at(row, c).to_f64(),
+            |u, v| y.add(flat(a, p, r, c0 + u as i32)).write(v),
+        )
+    }
 }
