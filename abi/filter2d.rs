@@ -265,9 +265,8 @@ macro_rules! doubling_u8_kernel_name {
     };
 }
 
-/// Outputs one thread of a separable pass computes, consecutive along the pass's axis: a block of
-/// the column pass covers 32 columns × `8 · PASS_RUN` rows, of the row pass `32 · PASS_RUN`
-/// columns × 8 rows.
+/// Outputs one thread of a separable column pass computes, consecutive down its column: a block
+/// covers 32 columns × `8 · PASS_RUN` rows. (The row pass computes one output a thread.)
 pub const PASS_RUN: u32 = 8;
 /// Largest radius (`len / 2`) of symmetric and antisymmetric taps whose runs convert each sample
 /// to f64 once and keep the run's window in registers; other taps (and runs whose windows leave

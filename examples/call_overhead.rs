@@ -5,7 +5,10 @@
 //! per call, and the device time per call over the whole run. `python/bench/peers.py` times the
 //! same call from Python; the difference is the binding's overhead.
 //!
-//!     cargo run --release --example call_overhead [-- --quick]
+//! With `--legacy-stream` the calls run on the legacy default stream, through
+//! `Gpu::on_borrowed_stream`, as the Python binding runs a call made on CuPy's default stream.
+//!
+//!     cargo run --release --example call_overhead [-- --quick] [--legacy-stream]
 
 use std::time::Instant;
 
@@ -18,7 +21,14 @@ fn main() -> Result<()> {
     } else {
         1000
     };
-    let gpu = Gpu::new()?;
+    let own = Gpu::new()?;
+    let legacy = std::env::args().any(|a| a == "--legacy-stream");
+    // SAFETY: the legacy default stream belongs to the primary context and never goes away.
+    let gpu = if legacy {
+        unsafe { own.on_borrowed_stream(std::ptr::null_mut()) }
+    } else {
+        own.clone()
+    };
     let host = Array::from_shape_fn(IxDyn(&[512, 512]), |i| (i[0] * 31 + i[1] * 17) as u8);
     let x = DeviceArray::upload(&gpu, &host)?;
     let sizes = [3, 3];
@@ -44,8 +54,13 @@ fn main() -> Result<()> {
     let pct = |p: f64| host_us[((calls - 1) as f64 * p).round() as usize];
     println!("device: {}", gpu.props().name);
     println!(
-        "rust dilate_nd 512x512 u8 3x3, {calls} calls: host per call median {:.2} us (p10 {:.2}, p90 {:.2}); \
+        "rust dilate_nd 512x512 u8 3x3, {calls} calls on {}: host per call median {:.2} us (p10 {:.2}, p90 {:.2}); \
          wall per call incl. the final wait {:.2} us",
+        if legacy {
+            "the legacy default stream"
+        } else {
+            "the Gpu's own stream"
+        },
         pct(0.5),
         pct(0.1),
         pct(0.9),

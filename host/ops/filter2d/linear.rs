@@ -95,11 +95,11 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             .collect();
         let fs = &gpu.family::<Filter2dKernels>()?.passes[T::PASS as usize];
         let base = args::<T>(s, window, (window.0 / 2, window.1 / 2), border);
-        // A thread computes PASS_RUN outputs along its pass's axis (kernels-gpu's correlate_run).
-        let run = PASS_RUN as usize;
+        // A column-pass thread computes PASS_RUN consecutive rows (kernels-gpu's correlate_run);
+        // a row-pass thread one output.
         let grids = [
-            cfg(tiles(s, 32, 8 * run, "separable")?, BLOCK_THREADS, 0),
-            cfg(tiles(s, 32 * run, 8, "separable")?, BLOCK_THREADS, 0),
+            cfg(tiles(s, 32, 8 * PASS_RUN as usize, "separable")?, BLOCK_THREADS, 0),
+            cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0),
         ];
         let last = passes.len() - 1;
         let mut offset = 0;

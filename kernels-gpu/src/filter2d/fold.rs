@@ -278,7 +278,8 @@ unsafe fn correlate_run<T: PassPixel>(
 
 /// Column pass of a separable correlation (taps `kh` at `tap_offset`, symmetry in `shift`): a
 /// thread per column and `RUN` consecutive rows ([`correlate_run`]), lanes on neighbouring
-/// columns, blocks of 32 columns × `8 · RUN` rows.
+/// columns, blocks of 32 columns × `8 · RUN` rows: every lane of a warp is at the same rows, so
+/// a warp takes the register path or the per-output one as a whole.
 pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
     let (p, r, c) = tile_origin(a, 32, 8 * PASS_RUN);
     let (r0, c) = (
@@ -303,28 +304,30 @@ pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) 
     }
 }
 
-/// Row pass of a separable correlation (taps `kw`): a thread per row and `RUN` consecutive
-/// columns, blocks of `32 · RUN` columns × 8 rows.
+/// Row pass of a separable correlation (taps `kw`): one output per thread, lanes on neighbouring
+/// columns; outputs whose window lies inside the row read it directly. Runs along the row, as
+/// the column pass takes, put a row's end in every warp of a short row (a 512-wide row is two
+/// warps of 8-column runs), and such a warp runs the per-output border path for its one lane:
+/// docs/PERFORMANCE.md has the measurement.
 pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
-    let (p, r, c) = tile_origin(a, 32 * PASS_RUN, 8);
-    let (r, c0) = (
-        r + (thread_idx() >> 5) as i32,
-        c + ((thread_idx() & 31) * PASS_RUN) as i32,
-    );
-    if r >= a.h as i32 || c0 >= a.w as i32 {
+    let Some((p, r, c)) = thread_pixel(a) else {
         return;
-    }
+    };
     let plane = Plane::of(x, p, a);
-    let row = plane.row(r);
-    // SAFETY: (r, c0) is inside the plane; row from plane.row; outputs inside the plane.
-    unsafe {
-        correlate_run(
-            a,
-            a.kw,
-            (plane.w, c0),
-            (plane.base.offset(r as isize * plane.w as isize + c0 as isize), 1),
-            |c| plane.at(row, c).to_f64(),
-            |u, v| y.add(flat(a, p, r, c0 + u as i32)).write(v),
-        )
-    }
+    let before = (a.kw / 2) as i32;
+    let v = if c >= before && c + (a.kw as i32 - before) <= plane.w {
+        // SAFETY: columns c − before ..= c + after are inside the plane; r < h.
+        let at = unsafe { plane.base.add(r as usize * plane.w as usize + c as usize) };
+        scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
+            unsafe { T::load(at.offset(d as isize)) }.to_f64()
+        })
+    } else {
+        let row = plane.row(r);
+        // SAFETY: row from plane.row.
+        scipy_correlate1d(a.kw, a.shift, a.tap_offset, |d| {
+            unsafe { plane.at(row, c + d) }.to_f64()
+        })
+    };
+    // SAFETY: inside the plane.
+    unsafe { y.add(flat(a, p, r, c)).write(T::from_f64(v)) }
 }
