@@ -102,10 +102,12 @@ impl In<'_> {
 }
 
 /// An op's array argument: a NumPy array, or a CUDA array as `(DLPack capsule, caller's stream)`.
+/// The tuple is tried first: a failed extraction of `In` (every NumPy dtype) formats an error
+/// naming each, which a device call would pay on every call.
 #[derive(FromPyObject)]
 enum Arg<'py> {
-    Host(In<'py>),
     Device((Bound<'py, PyAny>, usize)),
+    Host(In<'py>),
 }
 
 fn unsupported(op: &str, dtype: impl std::fmt::Display, takes: &str) -> PyErr {
