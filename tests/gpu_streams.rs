@@ -27,6 +27,7 @@ pub fn trials() -> Vec<Trial> {
             four_threads_four_streams,
         ),
         gpu_trial("gpu_streams::buffers_cross_streams".into(), buffers_cross_streams),
+        gpu_trial("gpu_streams::borrowed_streams".into(), borrowed_streams),
         gpu_trial("gpu_streams::handle_dropped_in_flight".into(), handle_dropped_in_flight),
         gpu_trial("gpu_streams::graph_replays_match_eager".into(), graph_replays),
         gpu_trial("gpu_streams::pinned_round_trip".into(), pinned_round_trip),
@@ -195,6 +196,39 @@ fn four_streams_every_family(gpu: &Gpu) -> Result<(), Failed> {
             let got = family_work(&streams[i], &data[i])?;
             compare(&format!("round {round}, stream {i}"), &got, &want[i])?;
         }
+    }
+    Ok(())
+}
+
+/// Handles on streams gpuprims does not own (`Gpu::on_borrowed_stream`): a stream another
+/// library made on the context, and the legacy default stream. Every family gives the main
+/// stream's results on each, and an op on the borrowed stream reads data its owner queued there
+/// just before, with no synchronisation between (a copy of fresh data into a buffer the op reads).
+fn borrowed_streams(gpu: &Gpu) -> Result<(), Failed> {
+    let data = inputs(20);
+    let want = family_work(gpu, &data)?;
+    let owner = gpu.context().new_stream()?;
+    for (name, raw) in [
+        ("an owner's stream", owner.cu_stream()),
+        ("the legacy default stream", std::ptr::null_mut()),
+    ] {
+        // SAFETY: both streams belong to gpu's context and outlive the handle and its buffers.
+        let borrowed = unsafe { gpu.on_borrowed_stream(raw) };
+        if !borrowed.shares_kernels_with(gpu) || borrowed.stream().cu_stream() != raw {
+            return Err(format!("{name}: the handle must share the kernels and enqueue on the borrowed stream").into());
+        }
+        compare(name, &family_work(&borrowed, &data)?, &want)?;
+    }
+    // SAFETY: as above.
+    let borrowed = unsafe { gpu.on_borrowed_stream(owner.cu_stream()) };
+    let host = inputs(21).img;
+    let flat: Vec<u8> = host.iter().copied().collect();
+    let mut buf = owner.alloc_zeros::<u8>(flat.len())?;
+    owner.memcpy_htod(&flat, &mut buf)?; // queued on the owner's stream, not waited for
+    let fresh = DeviceArray::from_slice(buf, host.raw_dim())?;
+    let got = borrowed.gaussian3x3(&fresh, Border::Reflect)?.download(&borrowed)?;
+    if got != gpu.gaussian3x3(&host, Border::Reflect)? {
+        return Err("the op on the borrowed stream did not see the data its owner queued before it".into());
     }
     Ok(())
 }
