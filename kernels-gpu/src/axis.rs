@@ -226,6 +226,7 @@ struct Ring<S, T, O> {
 /// `x` and `y` hold `outer · n` elements; `ROWS_LINES` threads per block, enough blocks for the
 /// lines, and `rows_shared_bytes(size_of::<O>())` of dynamic shared memory.
 #[inline(always)]
+#[allow(unused_assignments)] // `stage!`'s last `src += stride` of a batch is not read
 unsafe fn axis_rows<I: Copy, A: AxisSum, O: Copy>(
     x: *const I,
     y: *mut O,
@@ -404,9 +405,9 @@ macro_rules! axis_entries {
                 unsafe { axis_pass_four::<$i, $a, _>(x, y, &a, AxisOp::$op, out(a.size)) }
             }
 
+            crate::launch_bounds!(crate::axis_kernel_name!(rows, $op, $i, $a), 64, rows_min_blocks!($op));
             /// # Safety
             /// As `axis_rows`.
-            crate::launch_bounds!(crate::axis_kernel_name!(rows, $op, $i, $a), 64, rows_min_blocks!($op));
             #[unsafe(export_name = crate::axis_kernel_name!(rows, $op, $i, $a))]
             pub unsafe extern "ptx-kernel" fn rows(x: *const $i, y: *mut Out, a: AxisArgs) {
                 unsafe { axis_rows::<$i, $a, Out>(x, y, &a, ring_of!($op, $i, $a, a.cval), out(a.size)) }
