@@ -25,6 +25,10 @@
 //!   starts, so others can still wait for it. A replay may write the bank at any time, so
 //!   [`ConstantBank::clobber`] treats a graph launch as a write of unknown content.
 //!
+//! - a stream borrowed from another library ([`Gpu::on_borrowed_stream`]) is retired when its
+//!   borrow ends ([`Gpu::end_borrow`]): its use becomes an event with no stream identity, so
+//!   nothing later records on or waits for a stream its owner may have destroyed.
+//!
 //! One stream (the common case) never records an event. Two `Gpu::with_device` handles have two
 //! contexts' modules, hence two banks per kernel.
 
@@ -57,13 +61,16 @@ enum Reader {
     Stream(Arc<CudaStream>),
     /// Kept alive, so its handle (the identity) is not reused while listed.
     Snapshot(Arc<CudaStream>, Arc<CudaEvent>),
+    /// A borrowed stream's use, ended ([`ConstantBank::retire`]): an event of its work and no
+    /// identity, since its owner may destroy the stream and a new one may get its handle.
+    Retired(Arc<CudaEvent>),
 }
 
 impl Reader {
-    fn stream_id(&self) -> usize {
+    fn stream_id(&self) -> Option<usize> {
         match self {
-            Reader::Stream(s) => id(s),
-            Reader::Snapshot(s, _) => id(s),
+            Reader::Stream(s) | Reader::Snapshot(s, _) => Some(id(s)),
+            Reader::Retired(_) => None,
         }
     }
 }
@@ -155,7 +162,7 @@ impl ConstantBank {
             Self::wait_for_readers(&mut holder, stream)?;
             copy()?;
             holder.content = content.0;
-        } else if !holder.readers.iter().any(|r| r.stream_id() == id(stream)) {
+        } else if !holder.readers.iter().any(|r| r.stream_id() == Some(id(stream))) {
             // The content was written on another stream: wait for the copy once.
             if holder.written.is_none()
                 && let Some(Reader::Stream(w)) = holder.readers.first()
@@ -191,12 +198,28 @@ impl ConstantBank {
     /// the capture without bookkeeping (`Loader::is_capturing`).
     pub(crate) fn begin_capture(&self, stream: &Arc<CudaStream>) -> Result<()> {
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == id(stream)) {
+        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == Some(id(stream))) {
             let done = Arc::new(stream.record_event(None)?);
             if i == 0 && holder.written.is_none() {
                 holder.written = Some(done.clone());
             }
             holder.readers[i] = Reader::Snapshot(stream.clone(), done);
+        }
+        Ok(())
+    }
+
+    /// `stream`, a borrowed one its owner may destroy after this call, stops being a user: its use
+    /// of the bank so far becomes an event of no stream's identity (the *written* event too if it
+    /// wrote the content), so later writers and readers wait for that event and never touch the
+    /// stream again.
+    pub(crate) fn retire(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == Some(id(stream))) {
+            let done = Arc::new(stream.record_event(None)?);
+            if i == 0 && holder.written.is_none() {
+                holder.written = Some(done.clone());
+            }
+            holder.readers[i] = Reader::Retired(done);
         }
         Ok(())
     }
@@ -207,7 +230,7 @@ impl ConstantBank {
         for r in &holder.readers {
             match r {
                 Reader::Stream(s) if id(s) != id(stream) => stream.join(s)?,
-                Reader::Snapshot(_, e) => stream.wait(e)?,
+                Reader::Snapshot(_, e) | Reader::Retired(e) => stream.wait(e)?,
                 Reader::Stream(_) => {}
             }
         }

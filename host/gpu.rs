@@ -220,13 +220,24 @@ impl Gpu {
     /// buffer it allocates, is used: a [`DeviceArray`](crate::DeviceArray) it returns frees its
     /// memory on `stream` when dropped, so one that may outlive the stream must be taken apart
     /// ([`DeviceArray::into_slice`](crate::DeviceArray::into_slice), `CudaSlice::leak`) and its
-    /// memory freed on a live stream.
+    /// memory freed on a live stream. Constant banks remember the streams that used them (other
+    /// streams' writes wait for them): call [`Gpu::end_borrow`] before the owner may destroy
+    /// `stream`.
     pub unsafe fn on_borrowed_stream(&self, stream: cudarc::driver::sys::CUstream) -> Gpu {
         Gpu {
             shared: self.shared.clone(),
             // SAFETY: the caller's contract above.
             stream: unsafe { self.shared.ctx.wrap_borrowed_stream(stream) },
         }
+    }
+
+    /// Ends this handle's use of its stream as far as state kept between calls goes: every
+    /// constant bank it used keeps an event of that use instead of the stream, so no later op on
+    /// another stream records on or waits for this stream. Call it on a handle of a borrowed
+    /// stream ([`Gpu::on_borrowed_stream`]) before giving the stream back; ops may still run on
+    /// the handle afterwards (they register again). One event per bank the stream used.
+    pub fn end_borrow(&self) -> Result<()> {
+        self.loader().retire_stream(&self.stream)
     }
 
     /// Makes this handle's later work wait for the work enqueued on `other`'s stream so far (an

@@ -154,6 +154,15 @@ impl Loader {
         Ok(())
     }
 
+    /// `stream`, a borrowed one, is about to go back to its owner: every bank forgets it
+    /// (`ConstantBank::retire`).
+    pub(crate) fn retire_stream(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        for bank in self.banks() {
+            bank.retire(stream)?;
+        }
+        Ok(())
+    }
+
     /// `stream`'s capture ended.
     pub(crate) fn end_capture(&self, stream: &Arc<CudaStream>) {
         let me = stream.cu_stream() as usize;

@@ -202,8 +202,10 @@ fn four_streams_every_family(gpu: &Gpu) -> Result<(), Failed> {
 
 /// Handles on streams gpuprims does not own (`Gpu::on_borrowed_stream`): a stream another
 /// library made on the context, and the legacy default stream. Every family gives the main
-/// stream's results on each, and an op on the borrowed stream reads data its owner queued there
-/// just before, with no synchronisation between (a copy of fresh data into a buffer the op reads).
+/// stream's results on each; an op on the borrowed stream reads data its owner queued there just
+/// before, with no synchronisation between (a copy of fresh data into a buffer the op reads);
+/// and once the borrow ended and the owner destroyed its stream, other contents written into the
+/// banks it used (other taps, on the main stream) neither touch it nor fail.
 fn borrowed_streams(gpu: &Gpu) -> Result<(), Failed> {
     let data = inputs(20);
     let want = family_work(gpu, &data)?;
@@ -218,6 +220,7 @@ fn borrowed_streams(gpu: &Gpu) -> Result<(), Failed> {
             return Err(format!("{name}: the handle must share the kernels and enqueue on the borrowed stream").into());
         }
         compare(name, &family_work(&borrowed, &data)?, &want)?;
+        borrowed.end_borrow()?;
     }
     // SAFETY: as above.
     let borrowed = unsafe { gpu.on_borrowed_stream(owner.cu_stream()) };
@@ -230,7 +233,19 @@ fn borrowed_streams(gpu: &Gpu) -> Result<(), Failed> {
     if got != gpu.gaussian3x3(&host, Border::Reflect)? {
         return Err("the op on the borrowed stream did not see the data its owner queued before it".into());
     }
-    Ok(())
+    // A last bank use on the owner's stream, then the borrow ends and the owner destroys it.
+    let last = family_work(&borrowed, &inputs(22))?;
+    borrowed.end_borrow()?;
+    owner.synchronize()?;
+    drop((borrowed, fresh, owner));
+    let other = inputs(23);
+    let (a, b) = (family_work(gpu, &other)?, family_work(gpu, &inputs(22))?);
+    compare("after the owner destroyed its stream", &b, &last)?;
+    compare(
+        "after the owner destroyed its stream, other taps",
+        &family_work(gpu, &other)?,
+        &a,
+    )
 }
 
 /// Four threads, each with its own forked stream, all families, many rounds at once: the bank's

@@ -4,7 +4,9 @@
 //!
 //! **Streams.** The op runs on the caller's stream itself (a [`Gpu::on_borrowed_stream`] handle of
 //! the array's device, on the primary context CuPy and PyTorch use): it is ordered after the work
-//! already queued there and before the work queued later, with no event and no host wait.
+//! already queued there and before the work queued later, with no event and no host wait. When
+//! the call ends, the handle's borrow ends ([`Gpu::end_borrow`]): constant banks the call used
+//! keep an event of it, not the stream, which the caller may destroy.
 //!
 //! **Frees.** When the consumer drops an output, its buffer may still be read by work the consumer
 //! queued on the caller's stream, and that stream may be gone by then (CuPy's stream objects die
@@ -176,6 +178,9 @@ impl<T: DlElement> Imported<T> {
 
 impl<T: DlElement> Drop for Imported<T> {
     fn drop(&mut self) {
+        // The caller may destroy its stream once the call returns: no bank may keep it. A failure
+        // here (a driver error) leaves the stream listed, as the op's own error would have.
+        let _ = self.gpu.end_borrow();
         if let Some(a) = self.array.take() {
             // The memory is the producer's: never freed here.
             a.into_slice().leak();
