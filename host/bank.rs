@@ -197,29 +197,26 @@ impl ConstantBank {
     /// may wait for that, not for the capture). Its bank uses until the capture ends copy inside
     /// the capture without bookkeeping (`Loader::is_capturing`).
     pub(crate) fn begin_capture(&self, stream: &Arc<CudaStream>) -> Result<()> {
-        let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == Some(id(stream))) {
-            let done = Arc::new(stream.record_event(None)?);
-            if i == 0 && holder.written.is_none() {
-                holder.written = Some(done.clone());
-            }
-            holder.readers[i] = Reader::Snapshot(stream.clone(), done);
-        }
-        Ok(())
+        self.replace_reader(stream, |done| Reader::Snapshot(stream.clone(), done))
     }
 
     /// `stream`, a borrowed one its owner may destroy after this call, stops being a user: its use
-    /// of the bank so far becomes an event of no stream's identity (the *written* event too if it
-    /// wrote the content), so later writers and readers wait for that event and never touch the
-    /// stream again.
+    /// of the bank so far becomes an event of no stream's identity, so later writers and readers
+    /// wait for that event and never touch the stream again.
     pub(crate) fn retire(&self, stream: &Arc<CudaStream>) -> Result<()> {
+        self.replace_reader(stream, Reader::Retired)
+    }
+
+    /// If `stream` used the bank since its last write, its entry becomes `reader(done)`, `done`
+    /// an event recorded on it now — also the *written* event when `stream` made the write.
+    fn replace_reader(&self, stream: &Arc<CudaStream>, reader: impl FnOnce(Arc<CudaEvent>) -> Reader) -> Result<()> {
         let mut holder = self.holder.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = holder.readers.iter().position(|r| r.stream_id() == Some(id(stream))) {
             let done = Arc::new(stream.record_event(None)?);
             if i == 0 && holder.written.is_none() {
                 holder.written = Some(done.clone());
             }
-            holder.readers[i] = Reader::Retired(done);
+            holder.readers[i] = reader(done);
         }
         Ok(())
     }
