@@ -62,8 +62,9 @@ impl<A: AxisSum> AxisSum for Four<A> {
 }
 
 /// The line walk of one run — a column's sums, or four columns' ([`Four`]): its first window
-/// summed in order, then `acc + (entering − leaving)` per output. `at(i)` is the (lifted) sample at position `i` of the line (`0 ≤ i < n`), `ext(i)`
-/// the same at any position (the border's sample or constant), `put(i, acc)` writes output `i`.
+/// summed in order, then `acc + (entering − leaving)` per output. `at(i)` is the (lifted) sample
+/// at position `i` of the line (`0 ≤ i < n`), `ext(i)` the same at any position (the border's
+/// sample or constant), `put(i, acc)` writes output `i`.
 /// Outputs whose window lies inside the line run unrolled by [`UNROLL`] with no border test: the
 /// loads of eight steps are issued before any sum, so each thread has eight loads in flight.
 #[inline(always)]
@@ -219,8 +220,8 @@ struct Ring<S, T, O> {
 ///
 /// **Unrolled steps.** A full step reads its ring samples [`STEP_UNROLL`] outputs at a time
 /// before running their chain of slides, so the outputs' conversions (the mean's division)
-/// overlap. Launch bounds (`rows_min_blocks!`) cap the registers so that the
-/// blocks the ring's shared memory allows are resident.
+/// overlap. Launch bounds (`rows_min_blocks!`) cap the registers so that the blocks the ring's
+/// shared memory allows are resident.
 ///
 /// # Safety
 /// `x` and `y` hold `outer · n` elements; `ROWS_LINES` threads per block, enough blocks for the
@@ -247,11 +248,11 @@ unsafe fn axis_rows<I: Copy, A: AxisSum, O: Copy>(
     // SAFETY: the host sizes the dynamic shared memory for the ring.
     let ring: *mut O = unsafe { dynamic_shared::<O>() };
     let slot = |p: i32| ((p + before) as u32 & (ROWS_RING - 1)) as usize;
+    // Lines of the block this warp stages: rows warp, warp + WARPS, … below `lines`.
+    let warp_lines = lines.saturating_sub(first + warp as u32).div_ceil(WARPS as u32) as usize;
     // Stages extended positions [p0, p0 + count) of every line of the block (count ≤ 32): all of
     // a warp's loads first, then the ring stores. A macro, so both uses are inlined (each kernel
     // module holds its entry alone: no calls).
-    // Lines of the block this warp stages: rows warp, warp + WARPS, … below `lines`.
-    let warp_lines = lines.saturating_sub(first + warp as u32).div_ceil(WARPS as u32) as usize;
     macro_rules! stage {
         ($p0:expr, $count:expr) => {{
             let (p, count) = ($p0 + lane, $count);
