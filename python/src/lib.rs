@@ -184,8 +184,7 @@ macro_rules! with_operand {
             Arg::Device((capsule, stream)) => match dlpack::dtype_of(&capsule)? {
                 $(dt if dt == <$t as DlElement>::DTYPE => {
                     let input = dlpack::import::<$t>(&capsule, stream)?;
-                    let gpu = input.gpu.clone();
-                    let $g: &Gpu = &gpu;
+                    let $g: &Gpu = &input.gpu;
                     let array = input.array();
                     let r = py.detach(|| { let $x = array; $body }).map_err(py_err)?;
                     r.emit(py, &Sink::Device($g))
