@@ -265,13 +265,31 @@ macro_rules! doubling_u8_kernel_name {
     };
 }
 
-/// Outputs one thread of a separable column pass computes, consecutive down its column: a block
-/// covers 32 columns × `8 · PASS_RUN` rows. (The row pass computes one output a thread.)
+/// Outputs one thread of a separable pass computes in a run, consecutive along the pass: a
+/// column-pass block covers 32 columns × `8 · PASS_RUN` rows, a row-run block `32 · PASS_RUN`
+/// columns × [`PASS_ROW_WARPS`] rows (a warp a row). (The plain row pass computes one output a thread.)
 pub const PASS_RUN: u32 = 8;
 /// Largest radius (`len / 2`) of symmetric and antisymmetric taps whose runs convert each sample
 /// to f64 once and keep the run's window in registers; other taps (and runs whose windows leave
 /// the line) are summed output by output.
 pub const PASS_MAX_RADIUS: u32 = 8;
+
+/// Samples a warp of the row-run pass stages: its 32 runs and the largest window's halo.
+pub const PASS_ROW_SEGMENT: u32 = 32 * PASS_RUN + 2 * PASS_MAX_RADIUS;
+/// f64 slots of a warp's staged segment: sample `q` at `q + q / PASS_RUN` (a pad after each run
+/// of `PASS_RUN`), so the 32 lanes reading their runs' `t`-th samples hit distinct banks.
+pub const PASS_ROW_SLOTS: u32 = PASS_ROW_SEGMENT + PASS_ROW_SEGMENT.div_ceil(PASS_RUN);
+/// Warps (rows) of a row-run block: blocks of 4 warps fit 5 to an SM at the pass's 91 registers
+/// (20 warps), where blocks of 8 fit 2 (16), and 3 of 8 spill.
+pub const PASS_ROW_WARPS: u32 = 4;
+/// Dynamic shared memory of a row-run block: its warps' segments.
+pub const PASS_ROW_SHARED_BYTES: u32 = PASS_ROW_WARPS * PASS_ROW_SLOTS * 8;
+
+/// Whether a pass with these taps runs in runs (the column pass's register path, the row-run
+/// pass): symmetric or antisymmetric taps of radius at most [`PASS_MAX_RADIUS`].
+pub fn pass_runs(k: &[f64]) -> bool {
+    symmetry(k) != TAPS_GENERAL && k.len() / 2 <= PASS_MAX_RADIUS as usize
+}
 
 /// Symmetry codes of a separable pass's taps (`Filter2dArgs::shift` of the pass launches), as
 /// scipy's `NI_Correlate1D` detects them (odd lengths): they select its summation order.
@@ -393,13 +411,14 @@ macro_rules! for_each_pass_instance {
     };
 }
 
-/// Symbols of a pass instance: column pass, row pass.
+/// Symbols of a pass instance: column pass, row pass, row-run pass ([`pass_runs`] taps).
 #[macro_export]
 macro_rules! pass_kernel_names {
     ($inst:ident) => {
         [
             $crate::linear_kernel_name!($inst, "cols"),
             $crate::linear_kernel_name!($inst, "rows"),
+            $crate::linear_kernel_name!($inst, "rows_run"),
         ]
     };
 }

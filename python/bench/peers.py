@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""gpuprims from Python against cupyx.scipy.ndimage and torch.nn.functional, on the same device
-arrays in the same process: the classic workloads (W3–W10, W12 of shared/peers) and the per-call
-overhead.
+"""gpuprims from Python against cupyx.scipy.ndimage, cuCIM (where installed) and
+torch.nn.functional, on the same device arrays in the same process: the classic workloads (W3–W10,
+W12 of shared/peers) and the per-call overhead.
 
     python3 python/bench/peers.py [--quick] [--csv FILE]
 
@@ -95,6 +95,21 @@ class Bench:
         self.line(f"{workload},{impl},\"{shape}\",{dtype},{us:.1f},{gbps:.1f},{pct:.1f},{us / t_ours:.2f}")
 
 
+def load_cucim():
+    """cuCIM's scikit-image functions the workloads use, or None where it is not installed."""
+    try:
+        import cucim
+        from cucim.skimage.filters import gaussian, sobel
+        from cucim.skimage.morphology import dilation, footprint_rectangle
+    except ImportError as e:
+        print(f"# cuCIM not importable: {e}", flush=True)
+        return None
+    import types
+
+    return types.SimpleNamespace(version=cucim.__version__, dilation=dilation, footprint_rectangle=footprint_rectangle,
+                                 gaussian=gaussian, sobel=sobel)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="1024² images instead of 8192²")
@@ -105,9 +120,11 @@ def main():
     import torch
     import torch.nn.functional as F
 
+    cucim = load_cucim()
     side = 1024 if args.quick else 8192
     b = Bench(args.csv)
-    print(f"# device: {torch.cuda.get_device_name(0)}; cupy {cp.__version__}; torch {torch.__version__}", flush=True)
+    print(f"# device: {torch.cuda.get_device_name(0)}; cupy {cp.__version__}; torch {torch.__version__}; "
+          f"cucim {cucim.version if cucim else 'not installed'}", flush=True)
     rng = np.random.default_rng(2026)
     img = cp.asarray(rng.integers(0, 256, (side, side), dtype=np.uint8))
     n = img.size
@@ -149,14 +166,36 @@ def main():
     b.run("W5_gauss3x3", shape, "uint8", 2.0 * n, lambda: gpuprims.gaussian3x3(img, mode="nearest"),
           {"cupyx_correlate": lambda: cndi.correlate(img, g3, mode="nearest")}, w5_check)
 
-    # W6, W7, W9: grey dilation, u8, reflect.
-    for w, k in (("W6_dilate3x3", 3), ("W7_dilate5x5", 5), ("W9_dilate31x31", 31)):
-        b.run(w, shape, "uint8", 2.0 * n, lambda k=k: gpuprims.grey_dilation(img, size=(k, k)),
-              {"cupyx_grey_dilation": lambda k=k: cndi.grey_dilation(img, size=(k, k))}, equal(img, "cupyx_grey_dilation"))
+    # W6, W7, W9: grey dilation, u8, reflect; cuCIM with its fastest footprint (the rectangle
+    # decomposed into 1-D passes), checked equal.
+    def dilation_peers(k):
+        peers = {"cupyx_grey_dilation": lambda: cndi.grey_dilation(img, size=(k, k))}
+        if cucim is not None:
+            fp = cucim.footprint_rectangle((k, k), decomposition="separable")
+            peers["cucim_dilation_separable"] = lambda: cucim.dilation(img, fp)
+        return peers
 
-    # W8: Sobel along axis 0, u8 -> int16, replicate.
+    def dilation_check(ours, outs):
+        for peer in outs.values():
+            cp.testing.assert_array_equal(ours, peer)
+
+    for w, k in (("W6_dilate3x3", 3), ("W7_dilate5x5", 5), ("W9_dilate31x31", 31)):
+        b.run(w, shape, "uint8", 2.0 * n, lambda k=k: gpuprims.grey_dilation(img, size=(k, k)), dilation_peers(k),
+              dilation_check)
+
+    # W8: Sobel along axis 0, u8 -> int16, replicate. cuCIM's sobel is scikit-image's: the image
+    # scaled to [0, 1], weights [1, 0, -1] ⊗ [1, 2, 1] / 4, float32 out: checked as ours / -1020.
+    w8_peers = {"cupyx_sobel": lambda: cndi.sobel(img, 0, output=cp.int16, mode="nearest")}
+    if cucim is not None:
+        w8_peers["cucim_sobel_float32"] = lambda: cucim.sobel(img, axis=0, mode="nearest")
+
+    def w8_check(ours, outs):
+        cp.testing.assert_array_equal(ours, outs["cupyx_sobel"])
+        if "cucim_sobel_float32" in outs:
+            cp.testing.assert_allclose(outs["cucim_sobel_float32"], ours / -1020.0, rtol=1e-5, atol=1e-6)
+
     b.run("W8_sobel3x3", shape, "uint8->int16", 3.0 * n, lambda: gpuprims.sobel(img, 0, output=np.int16, mode="nearest"),
-          {"cupyx_sobel": lambda: cndi.sobel(img, 0, output=cp.int16, mode="nearest")}, equal(img, "cupyx_sobel"))
+          w8_peers, w8_check)
 
     # W12: 64 images of 512², Gaussian 3 x 3 -> 3 x 3 dilation -> Sobel along x. gpuprims: one
     # fused Chain on u8 (int16 out); the peers run their float32 ops one call each over the batch.

@@ -24,6 +24,7 @@ filters, an unsupported dtype — raises ``NotImplementedError`` or ``TypeError`
 silent difference.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -89,7 +90,7 @@ def _mode(mode):
 
 def _cval(cval):
     cval = float(cval)
-    if not np.isfinite(cval):
+    if not math.isfinite(cval):
         raise ValueError(f"gpuprims: cval must be finite, got {cval}")
     return cval
 
@@ -124,23 +125,21 @@ def _array(x, dtypes, op):
     return x
 
 
-class _Exported:
-    """A DLPack capsule of a gpuprims result, for ``cupy.from_dlpack`` / ``torch.from_dlpack``."""
-
-    def __init__(self, capsule, device):
-        self._capsule, self._device = capsule, device
-
-    def __dlpack__(self, stream=None, **_):
-        return self._capsule
-
-    def __dlpack_device__(self):
-        return (2, self._device)
+def _torch_stream(torch):
+    """``device -> raw current stream`` of PyTorch: its private getter, without the Stream object
+    ``torch.cuda.current_stream`` builds (7 µs a call), or the public call where it is missing."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda device: torch.cuda.current_stream(device).cuda_stream
 
 
 def _call(native, x, *args):
     """Runs ``native(x, *args)`` on a NumPy array (NumPy arrays back) or, without a copy, on a CuPy
     array or CUDA tensor: it goes as ``(DLPack capsule, caller's current stream)`` and each result
-    capsule comes back as the same kind, on the array's device, ordered on that stream."""
+    (a ``_native.DeviceBuffer``) comes back as the same kind, on the array's device, ordered on
+    that stream: a CuPy array over the buffer (``UnownedMemory`` owned by it), or a tensor
+    through DLPack."""
     kind = _kind(x)
     if kind is None:
         return native(x, *args)
@@ -148,31 +147,23 @@ def _call(native, x, *args):
         import torch
 
         x = x.contiguous()
-        stream = torch.cuda.current_stream(x.device).cuda_stream or 1
+        stream = _torch_stream(torch)(x.device.index) or 1
         out = native((x.__dlpack__(stream=stream), stream), *args)
-        dev = x.device.index
-
-        def wrap(c):
-            return torch.from_dlpack(_Exported(c, dev))
-
+        wrap = torch.from_dlpack
     else:
         import cupy
 
         x = cupy.ascontiguousarray(x)
         stream = cupy.cuda.get_current_stream().ptr or 1
         out = native((x.__dlpack__(stream=stream), stream), *args)
-        dev = x.device.id
 
-        def wrap(c):
-            return cupy.from_dlpack(_Exported(c, dev))
+        def wrap(b):
+            mem = cupy.cuda.UnownedMemory(b.ptr, b.nbytes, b, b.device)
+            return cupy.ndarray(b.shape, b.dtype, cupy.cuda.MemoryPointer(mem, 0))
 
     if isinstance(out, tuple):
-        return tuple(wrap(o) if _is_capsule(o) else o for o in out)
-    return wrap(out) if _is_capsule(out) else out
-
-
-def _is_capsule(o):
-    return type(o).__name__ == "PyCapsule"
+        return tuple(wrap(o) if isinstance(o, _native.DeviceBuffer) else o for o in out)
+    return wrap(out) if isinstance(out, _native.DeviceBuffer) else out
 
 
 def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.0):

@@ -2,13 +2,27 @@
 check and normalize the arguments these take.
 
 ``Arg`` is a NumPy array (results come back as NumPy arrays) or ``(DLPack capsule, stream)`` of a
-CUDA array (results come back as DLPack capsules)."""
+CUDA array (results come back as ``DeviceBuffer``s)."""
 from typing import Any, Optional, Union
 
 import numpy.typing as npt
 
 Arg = Union[npt.NDArray[Any], tuple[Any, int]]
-Out = Any  # a NumPy array or a DLPack capsule, as the argument
+class DeviceBuffer:
+    """A result on a device (C order) that owns its memory until dropped or handed on once by
+    ``__dlpack__``."""
+
+    ptr: int
+    nbytes: int
+    dtype: str
+    device: int
+    shape: list[int]
+    def __dlpack__(
+        self, stream: Any = None, max_version: Any = None, dl_device: Any = None, copy: Optional[bool] = None
+    ) -> Any: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+
+Out = Any  # a NumPy array or a DeviceBuffer, as the argument
 
 def device() -> tuple[bool, str]: ...
 def nd(

@@ -1,6 +1,8 @@
-//! Device arrays in and out without copies, through DLPack capsules (the protocol CuPy and
-//! PyTorch speak): an input capsule's memory becomes the operand of a gpuprims op in place, and the
-//! op's output leaves as a capsule that owns the `DeviceArray`.
+//! Device arrays in and out without copies: an input DLPack capsule's memory (the protocol CuPy
+//! and PyTorch speak) becomes the operand of a gpuprims op in place, and the op's output leaves as
+//! a [`DeviceBuffer`] that owns it. The buffer is a DLPack producer (`torch.from_dlpack`) and
+//! shows its pointer, size, shape and dtype, so CuPy wraps it as `UnownedMemory` with the buffer
+//! as owner: a third of `cupy.from_dlpack`'s host time, which the per-call overhead is made of.
 //!
 //! **Streams.** The op runs on the caller's stream itself (a [`Gpu::on_borrowed_stream`] handle of
 //! the array's device, on the primary context CuPy and PyTorch use): it is ordered after the work
@@ -25,7 +27,7 @@ use cudarc::driver::sys::{self, CUstream};
 use cudarc::driver::{CudaContext, DeviceRepr};
 use gpuprims::{DeviceArray, Gpu};
 use ndarray::IxDyn;
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
@@ -66,18 +68,24 @@ const KDL_CUDA: i32 = 2;
 const CAPSULE: &std::ffi::CStr = c"dltensor";
 const USED: &std::ffi::CStr = c"used_dltensor";
 
-/// The element types a DLPack array may have: DLPack's `(code, bits)` (0: int, 1: uint, 2: float).
+/// The element types a DLPack array may have: DLPack's `(code, bits)` (0: int, 1: uint, 2: float)
+/// and NumPy's name of the dtype.
 pub trait DlElement: DeviceRepr + Clone + Send + Sync + 'static {
     const DTYPE: (u8, u8);
+    const NAME: &'static str;
 }
 macro_rules! dl_element {
-    ($($t:ty => $code:literal),*) => {$(
+    ($($t:ty => $code:literal, $name:literal),*) => {$(
         impl DlElement for $t {
             const DTYPE: (u8, u8) = ($code, 8 * std::mem::size_of::<$t>() as u8);
+            const NAME: &'static str = $name;
         }
     )*};
 }
-dl_element!(u8 => 1, u16 => 1, u32 => 1, i16 => 0, i32 => 0, i64 => 0, f32 => 2, f64 => 2);
+dl_element!(
+    u8 => 1, "uint8", u16 => 1, "uint16", u32 => 1, "uint32", i16 => 0, "int16",
+    i32 => 0, "int32", i64 => 0, "int64", f32 => 2, "float32", f64 => 2, "float64"
+);
 
 /// Exported buffers their consumer let go of, each with its context and the stream it was
 /// handed to (see the module's "Frees").
@@ -275,7 +283,8 @@ struct Export {
 }
 
 unsafe extern "C" fn delete_export(m: *mut DlManagedTensor) {
-    // SAFETY: `manager_ctx` is the Box<Export> `export` leaked; the tensor is ours too.
+    // SAFETY: `manager_ctx` is the Box<Export> `DeviceBuffer::__dlpack__` leaked; the tensor is
+    // ours too.
     unsafe {
         let ctx = Box::from_raw((*m).manager_ctx as *mut Export);
         Graveyard::bury(ctx.buffer);
@@ -295,55 +304,135 @@ unsafe extern "C" fn capsule_destructor(cap: *mut ffi::PyObject) {
     }
 }
 
-/// Hands `out`, made on `gpu` (a handle on the caller's stream), to the caller as a DLPack
-/// capsule; its deleter buries the buffer (see the module's "Frees").
-pub fn export<T: DlElement>(py: Python<'_>, gpu: &Gpu, out: DeviceArray<T, IxDyn>) -> PyResult<Py<PyAny>> {
-    let shape: Vec<i64> = out.shape().iter().map(|&s| s as i64).collect();
-    let ndim = shape.len() as i32;
-    let data = out.into_slice();
-    let bytes = data.num_bytes();
-    let buffer = Buried {
-        ctx: gpu.context().clone(),
-        stream: gpu.stream().cu_stream() as usize,
-        ptr: data.leak(),
-        bytes,
-    };
-    let ptr = buffer.ptr;
-    let device_id = gpu.props().ordinal as i32;
-    let mut ctx = Box::new(Export { buffer, shape });
-    let managed = Box::new(DlManagedTensor {
-        dl_tensor: DlTensor {
-            data: ptr as *mut c_void,
-            device: DlDevice {
-                device_type: KDL_CUDA,
-                device_id,
-            },
-            ndim,
-            dtype: DlDataType {
-                code: T::DTYPE.0,
-                bits: T::DTYPE.1,
-                lanes: 1,
-            },
-            shape: ctx.shape.as_mut_ptr(),
-            strides: std::ptr::null_mut(),
-            byte_offset: 0,
-        },
-        manager_ctx: std::ptr::null_mut(),
-        deleter: Some(delete_export),
-    });
-    let m = Box::into_raw(managed);
-    // SAFETY: `m` is ours; the context lives until the deleter runs.
-    unsafe {
-        (*m).manager_ctx = Box::into_raw(ctx) as *mut c_void;
-        let cap = ffi::PyCapsule_New(
-            m as *mut c_void,
-            CAPSULE.as_ptr() as *const c_char,
-            Some(capsule_destructor),
-        );
-        if cap.is_null() {
-            delete_export(m);
-            return Err(PyErr::fetch(py));
+/// A gpuprims result on a device, C-contiguous, made on the caller's stream. It owns its buffer
+/// until it is dropped (the buffer is then buried: see the module's "Frees") or handed on as a
+/// DLPack capsule by `__dlpack__`, whose deleter buries it. CuPy keeps it as the owner of an
+/// `UnownedMemory` over `ptr`.
+#[pyclass(module = "gpuprims._native", frozen)]
+pub struct DeviceBuffer {
+    export: Mutex<Option<Export>>,
+    /// The first byte.
+    #[pyo3(get)]
+    ptr: u64,
+    /// Bytes of the elements.
+    #[pyo3(get)]
+    nbytes: usize,
+    /// NumPy's dtype name.
+    #[pyo3(get)]
+    dtype: &'static str,
+    #[pyo3(get)]
+    device: i32,
+    code: (u8, u8),
+}
+
+impl DeviceBuffer {
+    /// Takes `out`, made on `gpu` (a handle on the caller's stream).
+    pub fn new<T: DlElement>(gpu: &Gpu, out: DeviceArray<T, IxDyn>) -> Self {
+        let shape: Vec<i64> = out.shape().iter().map(|&s| s as i64).collect();
+        let data = out.into_slice();
+        let nbytes = shape.iter().product::<i64>() as usize * std::mem::size_of::<T>();
+        let buffer = Buried {
+            ctx: gpu.context().clone(),
+            stream: gpu.stream().cu_stream() as usize,
+            bytes: data.num_bytes(),
+            ptr: data.leak(),
+        };
+        DeviceBuffer {
+            ptr: buffer.ptr,
+            nbytes,
+            dtype: T::NAME,
+            device: gpu.props().ordinal as i32,
+            code: T::DTYPE,
+            export: Mutex::new(Some(Export { buffer, shape })),
         }
-        Ok(Bound::from_owned_ptr(py, cap).unbind())
+    }
+
+    fn taken(&self) -> std::sync::MutexGuard<'_, Option<Export>> {
+        self.export.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        if let Some(e) = self.taken().take() {
+            Graveyard::bury(e.buffer);
+        }
+    }
+}
+
+#[pymethods]
+impl DeviceBuffer {
+    /// The shape, C order.
+    #[getter]
+    fn shape(&self) -> PyResult<Vec<i64>> {
+        match self.taken().as_ref() {
+            Some(e) => Ok(e.shape.clone()),
+            None => Err(PyBufferError::new_err(
+                "gpuprims: the buffer was handed on by __dlpack__",
+            )),
+        }
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (KDL_CUDA, self.device)
+    }
+
+    /// The buffer as a DLPack capsule (once): its consumer owns it from then on. The work that
+    /// made it is on the stream the call ran on, which is the consumer's `stream`.
+    #[pyo3(signature = (stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__(
+        &self,
+        py: Python<'_>,
+        stream: Option<Py<PyAny>>,
+        max_version: Option<Py<PyAny>>,
+        dl_device: Option<Py<PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = (stream, max_version, dl_device);
+        if copy == Some(true) {
+            return Err(PyBufferError::new_err(
+                "gpuprims: __dlpack__(copy=True) is not supported",
+            ));
+        }
+        let Some(mut ctx) = self.taken().take() else {
+            return Err(PyBufferError::new_err(
+                "gpuprims: __dlpack__ was called on this buffer before",
+            ));
+        };
+        let managed = Box::new(DlManagedTensor {
+            dl_tensor: DlTensor {
+                data: self.ptr as *mut c_void,
+                device: DlDevice {
+                    device_type: KDL_CUDA,
+                    device_id: self.device,
+                },
+                ndim: ctx.shape.len() as i32,
+                dtype: DlDataType {
+                    code: self.code.0,
+                    bits: self.code.1,
+                    lanes: 1,
+                },
+                shape: ctx.shape.as_mut_ptr(),
+                strides: std::ptr::null_mut(),
+                byte_offset: 0,
+            },
+            manager_ctx: std::ptr::null_mut(),
+            deleter: Some(delete_export),
+        });
+        let m = Box::into_raw(managed);
+        // SAFETY: `m` is ours; the context lives until the deleter runs.
+        unsafe {
+            (*m).manager_ctx = Box::into_raw(Box::new(ctx)) as *mut c_void;
+            let cap = ffi::PyCapsule_New(
+                m as *mut c_void,
+                CAPSULE.as_ptr() as *const c_char,
+                Some(capsule_destructor),
+            );
+            if cap.is_null() {
+                delete_export(m);
+                return Err(PyErr::fetch(py));
+            }
+            Ok(Bound::from_owned_ptr(py, cap).unbind())
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! Rust implementation with the GIL released, and returns its results in the argument's kind:
 //! - a NumPy array runs on device 0 and gets new NumPy arrays back;
 //! - a CUDA array, given as `(DLPack capsule, caller's stream)`, runs in place on its own device,
-//!   ordered on the caller's stream, and gets DLPack capsules back (see [`dlpack`]).
+//!   ordered on the caller's stream, and gets [`dlpack::DeviceBuffer`]s back.
 //!
 //! Both kinds go through one generic body per op ([`with_operand!`]), so the host and device
 //! paths cannot drift apart. The input is never modified.
@@ -114,7 +114,7 @@ fn unsupported(op: &str, dtype: impl std::fmt::Display, takes: &str) -> PyErr {
     PyTypeError::new_err(format!("gpuprims.{op} takes {takes} arrays, got {dtype}"))
 }
 
-/// Where results go: NumPy arrays, or DLPack capsules on a device, handed to the caller's stream.
+/// Where results go: NumPy arrays, or device buffers made on the caller's stream.
 enum Sink<'a> {
     Host,
     /// A handle on the caller's stream.
@@ -135,7 +135,7 @@ impl<T: numpy::Element, D: Dimension> Emit for Array<T, D> {
 impl<T: DlElement> Emit for DeviceArray<T, IxDyn> {
     fn emit(self, py: Python<'_>, sink: &Sink<'_>) -> PyResult<Py<PyAny>> {
         match sink {
-            Sink::Device(g) => dlpack::export(py, g, self),
+            Sink::Device(g) => Ok(Py::new(py, dlpack::DeviceBuffer::new(g, self))?.into_any()),
             Sink::Host => Err(PyRuntimeError::new_err("gpuprims: a device result for a NumPy call")),
         }
     }
@@ -456,6 +456,7 @@ fn device() -> (bool, String) {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<dlpack::DeviceBuffer>()?;
     m.add_function(wrap_pyfunction!(nd, m)?)?;
     m.add_function(wrap_pyfunction!(sobel2d_u8, m)?)?;
     m.add_function(wrap_pyfunction!(local_mean_variance, m)?)?;

@@ -149,3 +149,23 @@ def test_exported_buffers_are_freed_in_stream_order(cp):
     del z
     w = gpuprims.grey_dilation(x, size=3)  # the graveyard of the dead stream is never touched
     assert float(w.max()) == 1.0
+
+
+def test_results_own_their_memory(cp):
+    """A view keeps its result's buffer alive; a buffer hands itself on by DLPack once."""
+    x = cp.asarray(arr((64, 65), np.uint8))
+    want = gpuprims.grey_dilation(x.get(), size=3)
+    v = gpuprims.grey_dilation(x, size=3)[1:, ::2]
+    w = gpuprims.grey_erosion(x, size=3)  # made where v's buffer would be, had it been freed
+    cp.testing.assert_array_equal(v, want[1:, ::2])
+    cp.testing.assert_array_equal(w, gpuprims.grey_erosion(x.get(), size=3))
+    s = cp.cuda.get_current_stream().ptr or 1
+    b = gpuprims._native.nd((x.__dlpack__(stream=s), s), "dilation", [3, 3], [], 0, 0.0, "reflect", 0.0)
+    assert (b.shape, b.dtype, b.nbytes, b.device) == ([64, 65], "uint8", 64 * 65, x.device.id)
+    y = cp.from_dlpack(b)
+    with pytest.raises(BufferError):
+        b.__dlpack__()
+    with pytest.raises(BufferError):
+        b.shape
+    del b
+    cp.testing.assert_array_equal(y, want)

@@ -96,11 +96,17 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         let fs = &gpu.family::<Filter2dKernels>()?.passes[T::PASS as usize];
         let base = args::<T>(s, window, (window.0 / 2, window.1 / 2), border);
         // A column-pass thread computes PASS_RUN consecutive rows (kernels-gpu's correlate_run);
-        // a row-pass thread one output.
-        let grids = [
-            cfg(tiles(s, 32, 8 * PASS_RUN as usize, "separable")?, BLOCK_THREADS, 0),
-            cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0),
-        ];
+        // a row-run thread PASS_RUN consecutive columns; a plain row-pass thread one output.
+        let launch = |k: &[f64], along: Axis2d| -> Result<(usize, LaunchConfig)> {
+            Ok(match along {
+                Axis2d::Columns => (0, cfg(tiles(s, 32, 8 * PASS_RUN as usize, "separable")?, BLOCK_THREADS, 0)),
+                Axis2d::Rows if pass_runs(k) => {
+                    let grid = tiles(s, 32 * PASS_RUN as usize, PASS_ROW_WARPS as usize, "separable")?;
+                    (2, cfg(grid, 32 * PASS_ROW_WARPS, PASS_ROW_SHARED_BYTES as u64))
+                }
+                Axis2d::Rows => (1, cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0)),
+            })
+        };
         let last = passes.len() - 1;
         let mut offset = 0;
         let mut stages = Vec::with_capacity(passes.len());
@@ -109,9 +115,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
             a.tap_offset = offset as u32;
             a.shift = symmetry(k);
             offset += k.len() * 8;
+            let (kernel, cfg) = launch(k, along)?;
             stages.push(Stage {
-                func: gpu.kernel(fs[along as usize])?.clone(),
-                cfg: grids[along as usize],
+                func: gpu.kernel(fs[kernel])?.clone(),
+                cfg,
                 args: a,
                 from: if i == 0 { Buf::Input } else { Buf::Scratch },
                 to: if i == last { Buf::Output } else { Buf::Scratch },
@@ -122,7 +129,7 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
     }
 }
 
-/// Which of a plane's two axes a separable pass runs along (its index is the pass kernel's).
+/// Which of a plane's two axes a separable pass runs along.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Axis2d {
     /// Down the columns (axis −2).

@@ -234,6 +234,23 @@ fn pair_run(s: &[f64; SPAN], before: usize, symmetry: u32, tap_offset: u32) -> [
     acc
 }
 
+/// The samples the windows of a run of taps of radius `before` (`after`) read, `s[t]` =
+/// `load(t)`, the sample at offset `t − MAXB` from the run's first output; the others (beyond
+/// the radius: [`pair_run`] skips them) stay 0.
+#[inline(always)]
+fn run_window(before: usize, after: usize, load: impl Fn(usize) -> f64) -> [f64; SPAN] {
+    let mut s = [0.0f64; SPAN];
+    crate::unroll!(3, |h| {
+        crate::unroll!(8, |q| {
+            let t = 8 * h + q;
+            if t + before >= MAXB && t < RUN + MAXB + after {
+                s[t] = load(t);
+            }
+        });
+    });
+    s
+}
+
 /// One thread's run of a separable pass: outputs at positions `pos0 .. pos0 + RUN` (below `len`)
 /// of a line read at `first` (position `pos0`) with `stride` between positions. A run of
 /// [`pair_run`] taps whose windows lie inside the line loads its samples once at a fixed stride;
@@ -254,15 +271,9 @@ unsafe fn correlate_run<T: PassPixel>(
     let before = (k / 2) as i32;
     let after = k as i32 - 1 - before;
     if a.shift != TAPS_GENERAL && before as usize <= MAXB && pos0 >= before && pos0 + RUN as i32 + after <= len {
-        let mut s = [0.0f64; SPAN];
-        crate::unroll!(3, |h| {
-            crate::unroll!(8, |q| {
-                let t = 8 * h + q;
-                if t as i32 + before >= MAXB as i32 && (t as i32) < (RUN + MAXB) as i32 + after {
-                    // SAFETY: positions pos0 − before ..= pos0 + RUN − 1 + after lie in the line.
-                    s[t] = unsafe { T::load(first.offset((t as isize - MAXB as isize) * stride)) }.to_f64();
-                }
-            });
+        let s = run_window(before as usize, after as usize, |t| {
+            // SAFETY: positions pos0 − before ..= pos0 + RUN − 1 + after lie in the line.
+            unsafe { T::load(first.offset((t as isize - MAXB as isize) * stride)) }.to_f64()
         });
         let acc = pair_run(&s, before as usize, a.shift, a.tap_offset);
         crate::unroll!(RUN, |u| {
@@ -304,11 +315,73 @@ pub unsafe fn correlate_cols<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) 
     }
 }
 
-/// Row pass of a separable correlation (taps `kw`): one output per thread, lanes on neighbouring
-/// columns; outputs whose window lies inside the row read it directly. Runs along the row, as
-/// the column pass takes, put a row's end in every warp of a short row (a 512-wide row is two
-/// warps of 8-column runs), and such a warp runs the per-output border path for its one lane:
-/// docs/PERFORMANCE.md has the measurement.
+const _: () = assert!(
+    32 * PASS_ROW_WARPS == 128,
+    "the launch bounds of rows_run (filter2d/mod.rs)"
+);
+
+/// Row pass of a separable correlation in runs, for [`pass_runs`] taps `kw`: a warp a row, a lane
+/// `RUN` consecutive outputs, blocks of `32 · RUN` columns × [`PASS_ROW_WARPS`] rows.
+///
+/// The warp first stages its row's segment (its 32 runs and the halo of `MAXB` on each side) in
+/// shared memory as f64: lanes on consecutive columns (coalesced), each sample mapped through the
+/// border and converted once. Every lane then sums its run with [`pair_run`] from registers, a
+/// row's ends included: runs read straight from global memory put a row end in every warp of a
+/// short row, whose per-output border path the whole warp then ran (docs/PERFORMANCE.md). The
+/// results go back through the same slots and leave coalesced.
+///
+/// Shared memory: [`PASS_ROW_SLOTS`] f64 per warp, sample `q` at `q + q / RUN`, so lane `l`'s
+/// `t`-th sample sits at `9l + t + t / RUN`: distinct banks for 64-bit loads. Only warp barriers:
+/// a warp's slots are its own.
+pub unsafe fn correlate_rows_run<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
+    const SLOTS: usize = PASS_ROW_SLOTS as usize;
+    const SEGMENT: usize = PASS_ROW_SEGMENT as usize;
+    let slot = |q: usize| q + q / RUN;
+    let (p, r, c) = tile_origin(a, 32 * PASS_RUN, PASS_ROW_WARPS);
+    let (row, lane) = (r + warp_idx() as i32, lane_idx() as usize);
+    if row >= a.h as i32 {
+        return; // the whole warp
+    }
+    let plane = Plane::of(x, p, a);
+    let line = plane.row(row);
+    // SAFETY: the host launches with PASS_ROW_SHARED_BYTES, PASS_ROW_WARPS warps of SLOTS f64.
+    let seg = unsafe { dynamic_shared::<f64>().add(warp_idx() as usize * SLOTS) };
+    let first = c - MAXB as i32;
+    let mut q = lane;
+    while q < SEGMENT {
+        // SAFETY: `line` from plane.row; slot(q) < SLOTS for q < SEGMENT.
+        unsafe { seg.add(slot(q)).write(plane.at(line, first + q as i32).to_f64()) };
+        q += 32;
+    }
+    // SAFETY: all 32 lanes reach it (no lane left before).
+    unsafe { sync_warp() };
+    let before = (a.kw / 2) as usize;
+    let after = a.kw as usize - 1 - before;
+    // SAFETY: slot(RUN · lane + t) < SLOTS.
+    let s = run_window(before, after, |t| unsafe { *seg.add(slot(RUN * lane + t)) });
+    let acc = pair_run(&s, before, a.shift, a.tap_offset);
+    // SAFETY: every lane has read its samples before any overwrites them.
+    unsafe { sync_warp() };
+    crate::unroll!(RUN, |u| {
+        // SAFETY: slot(RUN · lane + u) < SLOTS.
+        unsafe { seg.add(slot(RUN * lane + u)).write(acc[u]) };
+    });
+    // SAFETY: as above.
+    unsafe { sync_warp() };
+    let mut q = lane;
+    while q < 32 * RUN && c + (q as i32) < plane.w {
+        // SAFETY: (row, c + q) is inside the plane; slot(q) < SLOTS.
+        unsafe {
+            y.add(flat(a, p, row, c + q as i32))
+                .write(T::from_f64(*seg.add(slot(q))))
+        };
+        q += 32;
+    }
+}
+
+/// Row pass of a separable correlation (taps `kw`) for taps [`correlate_rows_run`] does not take:
+/// one output per thread, lanes on neighbouring columns; outputs whose window lies inside the row
+/// read it directly.
 pub unsafe fn correlate_rows<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
     let Some((p, r, c)) = thread_pixel(a) else {
         return;
