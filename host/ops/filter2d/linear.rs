@@ -99,7 +99,10 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         // a row-run thread PASS_RUN consecutive columns; a plain row-pass thread one output.
         let launch = |k: &[f64], along: Axis2d| -> Result<(usize, LaunchConfig)> {
             Ok(match along {
-                Axis2d::Columns => (0, cfg(tiles(s, 32, 8 * PASS_RUN as usize, "separable")?, BLOCK_THREADS, 0)),
+                Axis2d::Columns => (
+                    0,
+                    cfg(tiles(s, 32, 8 * PASS_RUN as usize, "separable")?, BLOCK_THREADS, 0),
+                ),
                 Axis2d::Rows if pass_runs(k) => {
                     let grid = tiles(s, 32 * PASS_RUN as usize, PASS_ROW_WARPS as usize, "separable")?;
                     (2, cfg(grid, 32 * PASS_ROW_WARPS, PASS_ROW_SHARED_BYTES as u64))
