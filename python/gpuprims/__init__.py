@@ -139,7 +139,7 @@ def _call(native, x, *args):
     array or CUDA tensor: it goes as ``(DLPack capsule, caller's current stream)`` and each result
     (a ``_native.DeviceBuffer``) comes back as the same kind, on the array's device, ordered on
     that stream: a CuPy array over the buffer (``UnownedMemory`` owned by it), or a tensor
-    through DLPack."""
+    from its DLPack capsule."""
     kind = _kind(x)
     if kind is None:
         return native(x, *args)
@@ -148,8 +148,15 @@ def _call(native, x, *args):
 
         x = x.contiguous()
         stream = _torch_stream(torch)(x.device.index) or 1
-        out = native((x.__dlpack__(stream=stream), stream), *args)
-        wrap = torch.from_dlpack
+        # stream=-1: no synchronisation (the call runs on this very stream), where a stream number
+        # makes torch build two Stream objects to compare them.
+        out = native((x.__dlpack__(stream=-1), stream), *args)
+
+        def wrap(b):
+            # The capsule itself: the work is on the current stream already, so torch's stream
+            # handshake (which builds a Stream object, 7 µs) has nothing to order.
+            return torch.from_dlpack(b.__dlpack__())
+
     else:
         import cupy
 
