@@ -2,7 +2,9 @@
 border), on the GPU the example ran on, in the same call: median of CUDA-event times after
 warm-up, a fresh output per call. Prints one row per op and writes each to the CSV argv[1] if given.
 
-    python3 scripts/peers_nd.py [rows.csv]
+    python3 scripts/peers_nd.py [rows.csv] [--only WORD,WORD]
+
+``--only`` times just the rows whose op names contain one of the words (e.g. ``gaussian,dilat``).
 """
 import sys
 
@@ -37,12 +39,18 @@ rng = cp.random.default_rng(512)
 xf = rng.random((512, 512, 512), dtype=cp.float32)
 xu = (rng.random((256, 1024, 1024), dtype=cp.float32) * 255).astype(cp.uint8)
 xu512 = (rng.random((512, 512, 512), dtype=cp.float32) * 255).astype(cp.uint8)
-csv = open(sys.argv[1], "w") if len(sys.argv) > 1 else None
+args = sys.argv[1:]
+only = args[args.index("--only") + 1].split(",") if "--only" in args else None
+if only:
+    del args[args.index("--only") : args.index("--only") + 2]
+csv = open(args[0], "w") if args else None
 if csv:
     csv.write("op,shape,cupyx_us\n")
 
 
 def row(op, shape, f, runs=10):
+    if only and not any(w in op for w in only):
+        return
     us = median_us(f, runs)
     print(f"{op:<44} {shape:>22} {us:>10.1f} µs", flush=True)
     if csv:
