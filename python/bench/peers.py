@@ -238,7 +238,9 @@ def main():
 
     # Per-call overhead: 1,000 calls queued with no synchronisation.
     small = cp.asarray(rng.integers(0, 256, (512, 512), dtype=np.uint8))
+    small_t = torch.as_tensor(small, device="cuda")
     for name, call in (("gpuprims_grey_dilation", lambda: gpuprims.grey_dilation(small, size=3)),
+                       ("gpuprims_grey_dilation_on_a_tensor", lambda: gpuprims.grey_dilation(small_t, size=3)),
                        ("cupyx_grey_dilation", lambda: cndi.grey_dilation(small, size=3))):
         for _ in range(20):
             y = call()
