@@ -183,19 +183,39 @@ fn pad(shape: &[usize], sizes: &[usize]) -> Vec<usize> {
     all
 }
 
+/// Taps of each pass path: general (scipy's last-tap-first order, summed output by output),
+/// symmetric of radius 8 (the register runs' largest), symmetric of radius 9 (one past them),
+/// and, for floats (an integer output would clamp the negative half), antisymmetric of radius 2.
+fn pass_taps(float: bool) -> Vec<Vec<f64>> {
+    let symmetric = |r: usize| {
+        let t: Vec<f64> = (0..=2 * r).map(|i| 1.0 / (1.0 + i.abs_diff(r) as f64)).collect();
+        let sum: f64 = t.iter().sum();
+        t.iter().map(|v| v / sum).collect::<Vec<f64>>()
+    };
+    let mut all = vec![vec![0.25, 0.5, 0.125, 0.0625], symmetric(8), symmetric(9)];
+    if float {
+        all.push(vec![-0.5, -1.0, 0.0, 1.0, 0.5]);
+    }
+    all
+}
+
+/// Rows wider than a row-run block's 256 columns, the last block partial.
+const WIDE: &[usize] = &[2, 3, 530];
+
 fn linear<T: El + Filter2dElement>(gpu: &Gpu, seed: u64) -> Result<(), Failed> {
-    for (i, shape) in SHAPES.iter().enumerate() {
+    for (i, shape) in SHAPES.iter().chain([&WIDE]).enumerate() {
         let x = random::<T>(shape, seed + i as u64);
         let flat: Vec<T> = x.iter().copied().collect();
         let n = shape.len();
         for border in Border::ALL {
             for axis in 0..n {
-                let taps = [0.25, 0.5, 0.125, 0.0625];
-                let want = nd::separable(&flat, shape, &[(axis, taps.to_vec())], border);
-                let what = format!("correlate1d {shape:?} axis {axis} {border:?}");
-                layouts(gpu, &what, &x, &want, |g, inp| {
-                    run!(g, inp, |x| g.correlate1d(x, &taps, axis, border))
-                })?;
+                for taps in pass_taps(!<T as Pixel2d>::INTEGER) {
+                    let want = nd::separable(&flat, shape, &[(axis, taps.clone())], border);
+                    let what = format!("correlate1d {shape:?} axis {axis} {} taps {border:?}", taps.len());
+                    layouts(gpu, &what, &x, &want, |g, inp| {
+                        run!(g, inp, |x| g.correlate1d(x, &taps, axis, border))
+                    })?;
+                }
                 if !<T as Pixel2d>::INTEGER {
                     let want = nd::sobel(&flat, shape, axis, border);
                     let got = gpu.sobel_nd(&x, axis, border)?;
