@@ -5,6 +5,9 @@ W12 of shared/peers) and the per-call overhead.
 
     python3 python/bench/peers.py [--quick] [--csv FILE]
 
+cuCIM's rows run where ``cucim`` imports (``scripts/peer-wheels.sh`` brings its wheels to a GPU
+machine without pip or network).
+
 Every gpuprims call takes a CuPy array (or a CUDA tensor for the torch workloads) and returns the
 same kind, zero-copy through DLPack, as a user calls it. Method: each implementation runs once and
 is checked (against its peer's output, or gpuprims's unfused ops for the fused chain), then 3
