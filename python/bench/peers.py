@@ -9,7 +9,8 @@ cuCIM's rows run where ``cucim`` imports (``scripts/peer-wheels.sh`` brings its 
 machine without pip or network).
 
 Every gpuprims call takes a CuPy array (or a CUDA tensor for the torch workloads) and returns the
-same kind, zero-copy through DLPack, as a user calls it. Method: each implementation runs once and
+same kind without copies (in by DLPack; out as a CuPy array over the result's buffer or a tensor
+from its DLPack capsule), as a user calls it. Method: each implementation runs once and
 is checked (against its peer's output, or gpuprims's unfused ops for the fused chain), then 3
 warm-ups and the median of 30 runs bracketed by CUDA events on the current stream; each call
 allocates its output, as a user's call does. GB/s counts each input byte read once and each
