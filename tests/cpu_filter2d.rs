@@ -145,9 +145,51 @@ fn gaussian_taps_match_scipy() -> Result<(), Failed> {
     Ok(())
 }
 
+/// The row-run pass's contract: which taps take it, and its staged segment's layout (sample `q`
+/// at `q + q / PASS_RUN`): every slot a lane reads lies inside the warp's slots, and the 64-bit
+/// reads of a half-warp (one shared-memory wavefront) fall in 16 distinct bank pairs.
+fn row_run_contract() -> Result<(), Failed> {
+    use gpuprims::abi::filter2d::*;
+    let sym = |r: usize| vec![1.0; 2 * r + 1];
+    let cases = [
+        (sym(0), true),
+        (sym(8), true),
+        (sym(9), false),
+        (vec![-1.0, 0.0, 1.0], true),
+        (vec![1.0, 2.0, 4.0], false),
+        (vec![1.0, 1.0], false),
+    ];
+    for (taps, want) in cases {
+        if pass_runs(&taps) != want {
+            return Err(format!("pass_runs({taps:?}) is not {want}").into());
+        }
+    }
+    let (run, segment) = (PASS_RUN as usize, PASS_ROW_SEGMENT as usize);
+    let slot = |q: usize| q + q / run;
+    if slot(segment - 1) >= PASS_ROW_SLOTS as usize || PASS_ROW_SHARED_BYTES > 48 << 10 {
+        return Err(format!(
+            "slots {} of {PASS_ROW_SLOTS}, {PASS_ROW_SHARED_BYTES} bytes",
+            slot(segment - 1) + 1
+        )
+        .into());
+    }
+    for t in 0..run + 2 * PASS_MAX_RADIUS as usize {
+        for half in [0..16, 16..32] {
+            let mut banks: Vec<usize> = half.map(|lane| slot(run * lane + t) % 16).collect();
+            banks.sort_unstable();
+            banks.dedup();
+            if banks.len() != 16 {
+                return Err(format!("sample {t}: a half-warp's reads share bank pairs").into());
+            }
+        }
+    }
+    Ok(())
+}
+
 pub fn trials() -> Vec<Trial> {
     vec![
         Trial::test("cpu_filter2d::oracle_vs_scipy", oracle_vs_scipy),
         Trial::test("cpu_filter2d::gaussian_taps_match_scipy", gaussian_taps_match_scipy),
+        Trial::test("cpu_filter2d::row_run_contract", row_run_contract),
     ]
 }
