@@ -43,7 +43,9 @@ def timed(fn, sync, event):
         fn()
         e.record()
     sync()
-    return statistics.median(s.elapsed_time(e) * 1000.0 for s, e in evs)
+    times = sorted(s.elapsed_time(e) * 1000.0 for s, e in evs)
+    timed.spread = (times[0], times[-1])
+    return statistics.median(times)
 
 
 class Bench:
@@ -89,6 +91,8 @@ class Bench:
         check(ours(), outs)
         del outs
         t_ours = time_of(ours)
+        lo, hi = timed.spread
+        self.line(f"# {workload} gpuprims: min {lo:.1f} us, max {hi:.1f} us of {RUNS}")
         self.emit(workload, "gpuprims", shape, dtype, t_ours, nbytes, t_ours)
         for name, f in peers.items():
             self.emit(workload, name, shape, dtype, time_of(f), nbytes, t_ours)
