@@ -34,6 +34,7 @@ WARMUP, RUNS = 3, 30
 
 
 def timed(fn, sync, event):
+    """``(median, fastest, slowest)`` of RUNS event-timed calls after WARMUP, µs."""
     for _ in range(WARMUP):
         fn()
     sync()
@@ -44,8 +45,7 @@ def timed(fn, sync, event):
         e.record()
     sync()
     times = sorted(s.elapsed_time(e) * 1000.0 for s, e in evs)
-    timed.spread = (times[0], times[-1])
-    return statistics.median(times)
+    return statistics.median(times), times[0], times[-1]
 
 
 class Bench:
@@ -90,12 +90,11 @@ class Bench:
         outs = {name: f() for name, f in peers.items()}
         check(ours(), outs)
         del outs
-        t_ours = time_of(ours)
-        lo, hi = timed.spread
+        t_ours, lo, hi = time_of(ours)
         self.line(f"# {workload} gpuprims: min {lo:.1f} us, max {hi:.1f} us of {RUNS}")
         self.emit(workload, "gpuprims", shape, dtype, t_ours, nbytes, t_ours)
         for name, f in peers.items():
-            self.emit(workload, name, shape, dtype, time_of(f), nbytes, t_ours)
+            self.emit(workload, name, shape, dtype, time_of(f)[0], nbytes, t_ours)
 
     def emit(self, workload, impl, shape, dtype, us, nbytes, t_ours):
         gbps = nbytes / (us * 1e-6) / 1e9
@@ -140,7 +139,7 @@ def main():
 
     big = cp.empty(side * side * 4, cp.uint8)
     dst = cp.empty_like(big)
-    t = b.cupy_time(lambda: dst.__setitem__(Ellipsis, big))
+    t = b.cupy_time(lambda: dst.__setitem__(Ellipsis, big))[0]
     b.copy_gbps = 2.0 * big.nbytes / (t * 1e-6) / 1e9
     b.line(f"copy,cupy_d2d,\"{big.nbytes}B\",uint8,{t:.1f},{b.copy_gbps:.1f},100.0,nan")
     del big, dst
