@@ -182,7 +182,8 @@ def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.
 def _per_axis(value, ndim, name, kind=int):
     """scipy's scalar-or-sequence argument as one value per axis."""
     if kind is int and type(value) is int and value >= 1:
-        return [value] * ndim  # the common case, without the ABC checks (1.25 → 0.19 µs on a 2-core host)
+        # The common case, without the ABC checks below (1.25 → 0.19 µs on a 2-core host).
+        return [value] * ndim
     if isinstance(value, (numbers.Number, np.number)):
         values = [value] * ndim
     else:
