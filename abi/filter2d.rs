@@ -279,8 +279,8 @@ pub const PASS_ROW_SEGMENT: u32 = 32 * PASS_RUN + 2 * PASS_MAX_RADIUS;
 /// f64 slots of a warp's staged segment: sample `q` at `q + q / PASS_RUN` (a pad after each run
 /// of `PASS_RUN`), so the 32 lanes reading their runs' `t`-th samples hit distinct banks.
 pub const PASS_ROW_SLOTS: u32 = PASS_ROW_SEGMENT + PASS_ROW_SEGMENT.div_ceil(PASS_RUN);
-/// Warps (rows) of a row-run block: blocks of 4 warps fit 5 to an SM at the pass's 91 registers
-/// (20 warps), where blocks of 8 fit 2 (16), and 3 of 8 spill.
+/// Warps (rows) of a row-run block: blocks of 4 warps fit 5 to an SM at the pass's 92 registers
+/// (20 warps), where blocks of 8 fit 2 (16), and bounding those to 3 an SM spills.
 pub const PASS_ROW_WARPS: u32 = 4;
 /// Dynamic shared memory of a row-run block: its warps' segments.
 pub const PASS_ROW_SHARED_BYTES: u32 = PASS_ROW_WARPS * PASS_ROW_SLOTS * 8;
