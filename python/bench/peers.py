@@ -191,7 +191,7 @@ def main():
               dilation_check)
 
     # W8: Sobel along axis 0, u8 -> int16, replicate. cuCIM's sobel is scikit-image's: the image
-    # scaled to [0, 1], weights [1, 0, -1] ⊗ [1, 2, 1] / 4, float32 out: checked as ours / -1020.
+    # scaled to [0, 1], smoothing [1, 2, 1] / 4, float32 out, same sign: checked as ours / 1020.
     w8_peers = {"cupyx_sobel": lambda: cndi.sobel(img, 0, output=cp.int16, mode="nearest")}
     if cucim is not None:
         w8_peers["cucim_sobel_float32"] = lambda: cucim.sobel(img, axis=0, mode="nearest")
@@ -199,7 +199,7 @@ def main():
     def w8_check(ours, outs):
         cp.testing.assert_array_equal(ours, outs["cupyx_sobel"])
         if "cucim_sobel_float32" in outs:
-            cp.testing.assert_allclose(outs["cucim_sobel_float32"], ours / -1020.0, rtol=1e-5, atol=1e-6)
+            cp.testing.assert_allclose(outs["cucim_sobel_float32"], ours / 1020.0, rtol=1e-5, atol=1e-6)
 
     b.run("W8_sobel3x3", shape, "uint8->int16", 3.0 * n, lambda: gpuprims.sobel(img, 0, output=np.int16, mode="nearest"),
           w8_peers, w8_check)
