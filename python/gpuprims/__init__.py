@@ -26,6 +26,7 @@ silent difference.
 
 import math
 import numbers
+import sys
 
 import numpy as np
 
@@ -95,17 +96,24 @@ def _cval(cval):
     return cval
 
 
+# type -> None, "torch" or "cupy": `_kind` runs two or three times a call.
+_KINDS = {np.ndarray: None}
+
+
 def _kind(x):
     """None for NumPy (and array-likes), "torch" or "cupy" for their arrays."""
-    if isinstance(x, np.ndarray):
-        return None
-    mod = type(x).__module__.split(".")[0]
-    return mod if mod in ("torch", "cupy") else None
+    t = type(x)
+    try:
+        return _KINDS[t]
+    except KeyError:
+        mod = t.__module__.split(".")[0]
+        kind = _KINDS[t] = mod if mod in ("torch", "cupy") else None
+        return kind
 
 
 def _dtype_of(x):
     if _kind(x) == "torch":
-        return np.dtype(str(x.dtype).replace("torch.", ""))
+        return _np_dtype(str(x.dtype).replace("torch.", ""))
     return np.dtype(x.dtype)
 
 
@@ -134,6 +142,18 @@ def _torch_stream(torch):
     return lambda device: torch.cuda.current_stream(device).cuda_stream
 
 
+_NP_DTYPES = {}
+
+
+def _np_dtype(name):
+    """The NumPy dtype of a ``DeviceBuffer``'s dtype name, built once per name."""
+    try:
+        return _NP_DTYPES[name]
+    except KeyError:
+        dt = _NP_DTYPES[name] = np.dtype(name)
+        return dt
+
+
 def _call(native, x, *args):
     """Runs ``native(x, *args)`` on a NumPy array (NumPy arrays back) or, without a copy, on a CuPy
     array or CUDA tensor: it goes as ``(DLPack capsule, caller's current stream)`` and each result
@@ -144,8 +164,7 @@ def _call(native, x, *args):
     if kind is None:
         return native(x, *args)
     if kind == "torch":
-        import torch
-
+        torch = sys.modules["torch"]  # imported: x is one of its tensors
         x = x.contiguous()
         stream = _torch_stream(torch)(x.device.index) or 1
         # stream=-1: no synchronisation (the call runs on this very stream), where a stream number
@@ -158,15 +177,14 @@ def _call(native, x, *args):
             return torch.from_dlpack(b.__dlpack__())
 
     else:
-        import cupy
-
+        cupy = sys.modules["cupy"]  # imported: x is one of its arrays
         x = cupy.ascontiguousarray(x)
         stream = cupy.cuda.get_current_stream().ptr or 1
         out = native((x.__dlpack__(stream=stream), stream), *args)
 
         def wrap(b):
             mem = cupy.cuda.UnownedMemory(b.ptr, b.nbytes, b, b.device)
-            return cupy.ndarray(b.shape, b.dtype, cupy.cuda.MemoryPointer(mem, 0))
+            return cupy.ndarray(b.shape, _np_dtype(b.dtype), cupy.cuda.MemoryPointer(mem, 0))
 
     if isinstance(out, tuple):
         return tuple(wrap(o) if isinstance(o, _native.DeviceBuffer) else o for o in out)
