@@ -4,14 +4,14 @@ scipy.ndimage names (n-dimensional, a size or sigma per axis)::
 
     grey_dilation, grey_erosion, grey_opening, grey_closing, morphological_gradient,
     maximum_filter, minimum_filter, uniform_filter, uniform_filter1d, correlate1d,
-    convolve1d, gaussian_filter, sobel
+    convolve1d, correlate, convolve (weights over the last two axes), gaussian_filter, sobel
 
 torch.nn.functional names (over the last two axes)::
 
     max_pool2d, avg_pool2d
 
 and gpuprims's own: the exact reductions (``sum``, ``sum_of_squares``, ``min``, ``max``,
-``mean_variance``), ``window_sum_sumsq``, ``local_mean_variance``, the tutorial's ``gaussian3x3``
+``mean_variance``), ``window_sum_sumsq``, ``local_mean_variance``, ``local_std``, the tutorial's ``gaussian3x3``
 and ``Chain`` (fused u8 steps in one pass). NumPy arrays come back as new NumPy arrays (work on
 CUDA device 0); CuPy arrays and CUDA PyTorch tensors given to the n-D filters come back as the same
 kind on their own device, without copies (DLPack), ordered on the caller's current stream with no
@@ -35,7 +35,9 @@ from . import _native
 __all__ = [
     "Chain",
     "avg_pool2d",
+    "convolve",
     "convolve1d",
+    "correlate",
     "correlate1d",
     "device",
     "gaussian_filter",
@@ -45,6 +47,7 @@ __all__ = [
     "grey_opening",
     "gaussian3x3",
     "local_mean_variance",
+    "local_std",
     "max",
     "max_pool2d",
     "maximum_filter",
@@ -369,6 +372,52 @@ def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, o
     return correlate1d(input, w, axis, output, mode, cval)
 
 
+def _weights2d(weights, ndim, op):
+    """n-D ``weights`` (scipy: as many axes as the input) as a float32 ``(kh, kw)`` kernel over the
+    last two axes: leading axes of size 1 only."""
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim != ndim:
+        raise ValueError(f"gpuprims.{op}: weights have {w.ndim} axes for a {ndim}-dimensional input (scipy's rule)")
+    if w.size == 0:
+        raise ValueError(f"gpuprims.{op}: weights are empty")
+    if any(k != 1 for k in w.shape[:-2]):
+        raise NotImplementedError(
+            f"gpuprims.{op}: weights of shape {w.shape} span more than the last two axes; only those are filtered"
+        )
+    if not np.all(np.abs(w) <= np.finfo(np.float32).max):
+        raise ValueError(f"gpuprims.{op}: weights must be finite in float32")
+    return w.astype(np.float32).reshape(w.shape[-2:] if w.ndim >= 2 else (1, w.shape[0]))
+
+
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.correlate of float32 input, the weights over the last two axes (scipy's
+    rule: as many axes as the input; the leading ones of size 1, each plane filtered alone),
+    centred at ``shape // 2``. The weights are taken as float32 and the sums made in float32
+    (scipy: float64), so results agree with scipy's within the rounding of ``kh · kw`` float32
+    multiply-adds; zero weights are summed too (scipy skips them: it differs only where the
+    input holds inf or NaN)."""
+    _no("origin", origin, 0)
+    if axes is not None:
+        raise NotImplementedError("gpuprims.correlate: axes is not supported")
+    x = _array(input, (np.float32,), "correlate")
+    w = _weights2d(weights, x.ndim, "correlate")
+    if x.ndim == 1:
+        y = _call(_native.correlate2d, x[None], [float(v) for v in w.ravel()], w.shape, _mode(mode), _cval(cval))
+        y = y.reshape(x.shape)
+    else:
+        y = _call(_native.correlate2d, x, [float(v) for v in w.ravel()], w.shape, _mode(mode), _cval(cval))
+    return _output(y, output, "correlate")
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
+    """scipy.ndimage.convolve: correlate with the weights reversed along every axis (odd sizes
+    only: an even size needs scipy's origin shift)."""
+    w = np.asarray(weights, dtype=np.float64)
+    if any(k % 2 == 0 for k in w.shape):
+        raise NotImplementedError(f"gpuprims.convolve: weights of shape {w.shape}; odd sizes only")
+    return correlate(input, w[(slice(None, None, -1),) * w.ndim], output, mode, cval, origin, axes=axes)
+
+
 def gaussian_filter(
     input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None, axes=None
 ):
@@ -418,6 +467,17 @@ def local_mean_variance(input, size, mode="reflect", cval=0.0, dtype=np.float32)
     if np.dtype(dtype) not in (np.float32, np.float64):
         raise TypeError(f"gpuprims.local_mean_variance: dtype float32 or float64, got {dtype}")
     return _call(_native.local_mean_variance, x, sizes, _mode(mode), _cval(cval), np.dtype(dtype) == np.float64)
+
+
+def local_std(input, size, mode="reflect", cval=0.0, dtype=np.float32):
+    """gpuprims's local population standard deviation over boxes of ``size``: the square root of
+    ``local_mean_variance``'s variance, in its dtype (one more rounding)."""
+    _, var = local_mean_variance(input, size, mode, cval, dtype)
+    kind = _kind(var)
+    if kind == "torch":
+        return var.sqrt_()
+    lib = np if kind is None else sys.modules["cupy"]
+    return lib.sqrt(var, out=var)
 
 
 def _pair(v, name):

@@ -366,6 +366,29 @@ fn reduce(py: Python<'_>, x: Arg<'_>, op: &str) -> PyResult<Py<PyAny>> {
     }
 }
 
+/// 2D correlation of float32 planes (the last two axes) with `weights`, a `(kh, kw)` float32
+/// kernel in C order, centred at `(kh / 2, kw / 2)`: the f32 sums of [`Gpu::correlate2d`].
+#[pyfunction]
+fn correlate2d(
+    py: Python<'_>,
+    x: Arg<'_>,
+    weights: Vec<f32>,
+    kernel: (usize, usize),
+    mode: &str,
+    cval: f64,
+) -> PyResult<Py<PyAny>> {
+    let b = border(mode, cval)?;
+    let k = ndarray::ArrayView2::from_shape(kernel, &weights).map_err(|_| {
+        PyValueError::new_err(format!(
+            "gpuprims: {} weights for a {} × {} kernel",
+            weights.len(),
+            kernel.0,
+            kernel.1
+        ))
+    })?;
+    with_operand!(py, x, "correlate", "float32", [F32: f32], |g, a| g.correlate2d(a, k, b))
+}
+
 /// The 3 × 3 Gaussian `[1 2 1]ᵀ[1 2 1] / 16` over the last two axes: integers rounded half up,
 /// or truncated as the classic tutorial's kernel (`truncate`).
 #[pyfunction]
@@ -464,6 +487,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(reduce, m)?)?;
     m.add_function(wrap_pyfunction!(gaussian3x3, m)?)?;
+    m.add_function(wrap_pyfunction!(correlate2d, m)?)?;
     m.add_function(wrap_pyfunction!(window_sum_sumsq, m)?)?;
     m.add_function(wrap_pyfunction!(chain, m)?)?;
     m.add_function(wrap_pyfunction!(device, m)?)?;

@@ -82,6 +82,38 @@ def test_linear(shape, mode):
         assert np.abs(d).max() <= 1
 
 
+@pytest.mark.parametrize("shape", SHAPES + [(40,)])
+@pytest.mark.parametrize("mode", MODES)
+def test_correlate_2d_weights(shape, mode):
+    """correlate / convolve (weights over the last two axes) within the float32 bound: kh · kw
+    float32 multiply-adds, the weights rounded to float32."""
+    x = arr(shape, np.float32)
+    for k in [(3, 3), (2, 5), (1, 7), (5, 1), (4, 4)]:
+        k = k if len(shape) >= 2 else k[1:]
+        w = rng.uniform(-1, 1, (1,) * (len(shape) - len(k)) + k)
+        bound = 2 * (w.size + 1) * 2.0**-23 * 50 * np.abs(w).sum() + 2.5 * np.abs(w).sum() * 2.0**-23
+        want = ndimage.correlate(x, w, mode=mode, cval=2.5)
+        for v in views(x):
+            got = gpuprims.correlate(v, w, mode=mode, cval=2.5)
+            assert got.dtype == np.float32 and got.shape == x.shape
+            np.testing.assert_allclose(got, want, rtol=0, atol=bound, err_msg=f"correlate {w.shape}")
+        if all(n % 2 for n in w.shape):
+            np.testing.assert_allclose(
+                gpuprims.convolve(x, w, mode=mode, cval=2.5), ndimage.convolve(x, w, mode=mode, cval=2.5),
+                rtol=0, atol=bound, err_msg=f"convolve {w.shape}",
+            )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_local_std(mode):
+    x = arr((13, 17, 19), np.uint8)
+    _, var = gpuprims.local_mean_variance(x, (3, 5, 1), mode=mode, cval=9)
+    got = gpuprims.local_std(x, (3, 5, 1), mode=mode, cval=9)
+    np.testing.assert_array_equal(got, np.sqrt(var))
+    want = ndimage.generic_filter(x.astype(np.float64), np.std, size=(3, 5, 1), mode=mode, cval=9)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_pooling_against_torch():
     torch = pytest.importorskip("torch")
     x = arr((2, 3, 17, 20), np.float32)
