@@ -18,10 +18,12 @@ kind on their own device, without copies (DLPack), ordered on the caller's curre
 host synchronisation. The input is never modified; the GIL is released while the GPU works.
 ``import gpuprims`` works without a GPU; a call then raises ``RuntimeError``.
 
-Where the semantics differ from scipy, the docstring says so. What is not supported — a
-``footprint`` or ``structure``, a nonzero ``origin``, an even size for the maximum and minimum
-filters, an unsupported dtype — raises ``NotImplementedError`` or ``TypeError`` naming it, never a
-silent difference.
+Where the semantics differ from scipy, the docstring says so. scipy writes each pass in the
+``output`` dtype: an output dtype the input converts to exactly (uint8 → float32, …) runs the op
+in it. What is not supported — a ``footprint`` or ``structure``, a nonzero ``origin``, an even
+size for the maximum and minimum filters, an unsupported or narrowing dtype, a ``cval`` outside
+an integer input's range (or fractional, for its sums) — raises ``NotImplementedError`` or
+``TypeError`` naming it, never a silent difference.
 """
 
 import math
@@ -196,7 +198,12 @@ def _call(native, x, *args):
 
 def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.0):
     """Runs n-D ``op`` (see ``_call`` for the kinds of ``x``)."""
-    args = (list(ints), [float(f) for f in floats], int(axis), float(truncate), _mode(mode), _cval(cval))
+    mode, cval = _mode(mode), _cval(cval)
+    if mode == "constant" and cval != 0.0:
+        dtype = _dtype_of(x)
+        if dtype.kind in "ui":
+            cval = _constant_for(op, dtype, cval)
+    args = (list(ints), [float(f) for f in floats], int(axis), float(truncate), mode, cval)
     return _call(_native.nd, x, op, *args)
 
 
@@ -257,11 +264,71 @@ def _output(result, output, op):
     return result.astype(np.dtype(output))
 
 
+def _output_dtype(x, output, dtypes, op):
+    """The dtype of scipy's ``output`` (a dtype or an array) where it differs from ``x``'s, else
+    None: one of ``dtypes`` that ``x`` converts to exactly (uint8 → uint16, float32 …); a
+    narrowing or unsupported one is NotImplementedError."""
+    if output is None:
+        return None
+    dt = output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+    src = _dtype_of(x)
+    if dt == src:
+        return None
+    if dt.type not in dtypes or not np.can_cast(src, dt, casting="safe"):
+        raise NotImplementedError(
+            f"gpuprims.{op}: {src} input written as {dt}: only outputs the input converts to exactly, among "
+            + ", ".join(np.dtype(d).name for d in dtypes)
+        )
+    return dt
+
+
+def _in_output_dtype(x, output, dtypes, op):
+    """``x`` in the dtype of scipy's ``output`` (see ``_output_dtype``). scipy writes every pass of
+    an op in the output's dtype, reading the input's values as floats: running the op on the input
+    converted to that dtype gives the same result."""
+    dt = _output_dtype(x, output, dtypes, op)
+    if dt is None:
+        return x
+    if _kind(x) == "torch":
+        return x.to(dtype=getattr(sys.modules["torch"], dt.name))
+    return x.astype(dt)
+
+
+# The n-D ops whose result is one of the samples (or a difference of two).
+_EXTREMUM_OPS = ("dilation", "erosion", "opening", "closing", "gradient")
+
+
+def _constant_for(op, dtype, cval):
+    """The constant border of an integer array as the passes take it (in the dtype). scipy puts the
+    unrounded float ``cval`` in its float line buffers: an extremum then truncates it with the
+    result (the same as truncating it first, for a ``cval`` in the dtype's range), while a sum
+    keeps its fraction, which integer passes cannot: NotImplementedError there, as outside the
+    range (scipy's cast of such a result is platform-defined)."""
+    info = np.iinfo(dtype)
+    if not info.min <= cval <= info.max:
+        raise NotImplementedError(f"gpuprims: cval {cval} is outside the range of {dtype} input")
+    if op in _EXTREMUM_OPS:
+        return float(math.trunc(cval))
+    if cval != math.trunc(cval):
+        raise NotImplementedError(
+            f"gpuprims: a fractional cval ({cval}) with {dtype} input: scipy adds it unrounded to its float sums; "
+            "pass an integer cval, or output=np.float32"
+        )
+    return cval
+
+
 def _morph(op, name, input, size, footprint, structure, output, mode, cval, origin):
     _no("footprint", footprint)
     _no("structure", structure)
     _no("origin", origin, 0)
     x = _array(input, _MORPH_DTYPES, name)
+    if op in ("dilation", "erosion"):
+        x = _in_output_dtype(x, output, _MORPH_DTYPES, name)
+    elif _output_dtype(x, output, _MORPH_DTYPES, name) is not None and _mode(mode) == "constant":
+        # scipy runs the first step in the input's dtype and only the last in the output's: a
+        # constant then enters the two steps differently.
+        if _cval(cval) != math.trunc(_cval(cval)):
+            raise NotImplementedError(f"gpuprims.{name}: a fractional cval with output {np.dtype(output)}")
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint and structure are not supported)")
     sizes = _per_axis(size, x.ndim, "size")
@@ -323,12 +390,13 @@ def minimum_filter(input, size=None, footprint=None, output=None, mode="reflect"
 
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
     """scipy.ndimage.uniform_filter, bit for bit: one uniform_filter1d per axis in axis order, each
-    an f64 running sum divided by the size and written in the input's dtype (integers truncated),
-    as scipy computes it. ``cval`` is first converted to the dtype (rounded for integers)."""
+    an f64 running sum divided by the size and written in the output's dtype (integers
+    truncated), as scipy computes it. Integer input under ``mode="constant"`` takes an integer
+    ``cval`` in the dtype's range (scipy adds a fractional one unrounded: use a float output)."""
     if axes is not None:
         raise NotImplementedError("gpuprims.uniform_filter: axes is not supported")
     _no("origin", origin, 0)
-    x = _array(input, _UNIFORM_DTYPES, "uniform_filter")
+    x = _in_output_dtype(_array(input, _UNIFORM_DTYPES, "uniform_filter"), output, _UNIFORM_DTYPES, "uniform_filter")
     sizes = _per_axis(size, x.ndim, "size")
     return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter")
 
@@ -337,6 +405,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     """scipy.ndimage.uniform_filter1d along any axis, bit for bit (see uniform_filter)."""
     _no("origin", origin, 0)
     x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d")
+    x = _in_output_dtype(x, output, _UNIFORM_DTYPES, "uniform_filter1d")
     a = _axis(axis, x.ndim)
     sizes = [1] * x.ndim
     sizes[a] = _per_axis(size, 1, "size")[0]
@@ -354,10 +423,10 @@ def _taps(weights):
 
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.correlate1d along any axis (taps centred at len // 2, in f64 in scipy's
-    summation order, written in the input's dtype). uint8, uint16, float32. Integer results that
+    summation order, written in the output's dtype). uint8, uint16, float32. Integer results that
     fall outside the dtype saturate (scipy's C cast is platform-defined there)."""
     _no("origin", origin, 0)
-    x = _array(input, _MORPH_DTYPES, "correlate1d")
+    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "correlate1d"), output, _MORPH_DTYPES, "correlate1d")
     y = _nd("correlate1d", x, floats=_taps(weights), axis=_axis(axis, x.ndim), mode=mode, cval=cval)
     return _output(y, output, "correlate1d")
 
@@ -399,7 +468,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     _no("origin", origin, 0)
     if axes is not None:
         raise NotImplementedError("gpuprims.correlate: axes is not supported")
-    x = _array(input, (np.float32,), "correlate")
+    x = _in_output_dtype(_array(input, (np.float32,), "correlate"), output, (np.float32,), "correlate")
     w = _weights2d(weights, x.ndim, "correlate")
     if x.ndim == 1:
         y = _call(_native.correlate2d, x[None], [float(v) for v in w.ravel()], w.shape, _mode(mode), _cval(cval))
@@ -422,14 +491,14 @@ def gaussian_filter(
     input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None, axes=None
 ):
     """scipy.ndimage.gaussian_filter with a sigma per axis (0 leaves an axis alone) and
-    ``truncate``: one correlate1d per axis in axis order, each written in the input's dtype. The
+    ``truncate``: one correlate1d per axis in axis order, each written in the output's dtype. The
     taps use the C library's exp, which can differ from numpy's in the last bit, so an integer
     output can differ from scipy's by 1 where a sum lands on an integer."""
     if np.any(np.asarray(order) != 0):
         raise NotImplementedError("gpuprims.gaussian_filter: derivative orders are not supported")
     if radius is not None or axes is not None:
         raise NotImplementedError("gpuprims.gaussian_filter: radius and axes are not supported")
-    x = _array(input, _MORPH_DTYPES, "gaussian_filter")
+    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "gaussian_filter"), output, _MORPH_DTYPES, "gaussian_filter")
     sigmas = _per_axis(sigma, x.ndim, "sigma", float)
     truncate = float(truncate)
     if not np.isfinite(truncate) or truncate < 0:
@@ -445,17 +514,17 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
     nonzero constant mode scipy applies the constant to each pass's intermediate; so does this."""
     x = _array(input, _MORPH_DTYPES, "sobel")
     a = _axis(axis, x.ndim)
-    dtype = None if output is None or isinstance(output, np.ndarray) else np.dtype(output)
-    if dtype is not None and dtype != _dtype_of(x):
-        if dtype == np.int16 and _dtype_of(x) == np.uint8:
-            if x.ndim == 2 and (_mode(mode) != "constant" or _cval(cval) == 0.0):
-                # One 3 × 3 pass, u8 in, exact int16 out (scipy's result: no other axis to smooth).
-                return _output(_call(_native.sobel2d_u8, x, a, _mode(mode), _cval(cval)), output, "sobel")
-            if _kind(x) is None:
-                # Every pass's values are small integers, exact in float32: the int16 result is scipy's.
-                y = _nd("sobel", x.astype(np.float32), axis=a, mode=mode, cval=cval)
-                return _output(y.astype(np.int16), output, "sobel")
-        raise NotImplementedError(f"gpuprims.sobel: {_dtype_of(x)} input with output {dtype}")
+    dtype = None if output is None else output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+    if dtype == np.int16 and _dtype_of(x) == np.uint8:
+        constant = _mode(mode) == "constant"
+        if x.ndim == 2 and (not constant or _cval(cval) == 0.0):
+            # One 3 × 3 pass, u8 in, exact int16 out (scipy's result: no other axis to smooth).
+            return _output(_call(_native.sobel2d_u8, x, a, _mode(mode), _cval(cval)), output, "sobel")
+        if _kind(x) is None and (not constant or _cval(cval) == math.trunc(_cval(cval))):
+            # Every pass's values are small integers, exact in float32: the int16 result is scipy's.
+            y = _nd("sobel", x.astype(np.float32), axis=a, mode=mode, cval=cval)
+            return _output(y.astype(np.int16), output, "sobel")
+    x = _in_output_dtype(x, output, _MORPH_DTYPES, "sobel")
     return _output(_nd("sobel", x, axis=a, mode=mode, cval=cval), output, "sobel")
 
 

@@ -82,6 +82,36 @@ def test_linear(shape, mode):
         assert np.abs(d).max() <= 1
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_output_dtypes_and_constants(mode):
+    """scipy writes each pass in the output's dtype and reads a constant border as the unrounded
+    float: a wider output runs the op in it; an extremum truncates a fractional constant."""
+    x = arr((6, 9, 11), np.uint8)
+    for cval in (7, 2.7):
+        for f in ["grey_dilation", "grey_erosion", "grey_opening", "grey_closing"]:
+            np.testing.assert_array_equal(
+                getattr(gpuprims, f)(x, size=(3, 2, 5), mode=mode, cval=cval),
+                getattr(ndimage, f)(x, size=(3, 2, 5), mode=mode, cval=cval), err_msg=f"{f} {cval}",
+            )
+        np.testing.assert_array_equal(
+            gpuprims.grey_dilation(x, size=3, mode=mode, cval=cval, output=np.float32),
+            ndimage.grey_dilation(x, size=3, mode=mode, cval=cval, output=np.float32),
+        )
+        for name, kw in [("uniform_filter", dict(size=(3, 4, 5))), ("gaussian_filter", dict(sigma=1.5)),
+                         ("correlate1d", dict(weights=[0.3, -1.2, 0.5], axis=1)), ("sobel", dict(axis=2))]:
+            for out in (np.float32, np.zeros(x.shape, np.float32)):
+                want = getattr(ndimage, name)(x, **kw, mode=mode, cval=cval, output=np.float32)
+                got = getattr(gpuprims, name)(x, **kw, mode=mode, cval=cval, output=out)
+                assert got.dtype == np.float32
+                if cval == 7 or mode != "constant":
+                    np.testing.assert_array_equal(got, want, err_msg=f"{name} {cval}")
+                else:  # the constant in float32 where scipy sums its float64 value
+                    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-5, err_msg=f"{name} {cval}")
+    np.testing.assert_array_equal(
+        gpuprims.uniform_filter(x, 3, output=np.float64), ndimage.uniform_filter(x, 3, output=np.float64)
+    )
+
+
 @pytest.mark.parametrize("shape", SHAPES + [(40,)])
 @pytest.mark.parametrize("mode", MODES)
 def test_correlate_2d_weights(shape, mode):
