@@ -4,7 +4,8 @@ scipy.ndimage names (n-dimensional, a size or sigma per axis)::
 
     grey_dilation, grey_erosion, grey_opening, grey_closing, morphological_gradient,
     maximum_filter, minimum_filter, uniform_filter, uniform_filter1d, correlate1d,
-    convolve1d, correlate, convolve (weights over the last two axes), gaussian_filter, sobel
+    convolve1d, correlate, convolve (weights over the last two axes), gaussian_filter,
+    gaussian_filter1d, maximum_filter1d, minimum_filter1d, sobel, prewitt, laplace
 
 torch.nn.functional names (over the last two axes)::
 
@@ -43,20 +44,25 @@ __all__ = [
     "correlate1d",
     "device",
     "gaussian_filter",
+    "gaussian_filter1d",
     "grey_closing",
     "grey_dilation",
     "grey_erosion",
     "grey_opening",
     "gaussian3x3",
+    "laplace",
     "local_mean_variance",
     "local_std",
     "max",
     "max_pool2d",
     "maximum_filter",
+    "maximum_filter1d",
     "mean_variance",
     "min",
     "minimum_filter",
+    "minimum_filter1d",
     "morphological_gradient",
+    "prewitt",
     "sobel",
     "sum",
     "sum_of_squares",
@@ -406,10 +412,29 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     _no("origin", origin, 0)
     x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d")
     x = _in_output_dtype(x, output, _UNIFORM_DTYPES, "uniform_filter1d")
-    a = _axis(axis, x.ndim)
-    sizes = [1] * x.ndim
-    sizes[a] = _per_axis(size, 1, "size")[0]
+    sizes = _along(size, axis, x.ndim, 1, "size", int)
     return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter1d")
+
+
+def _along(value, axis, ndim, rest, name, kind):
+    """One value per axis: ``value`` along ``axis``, ``rest`` (what leaves an axis alone) elsewhere."""
+    values = [rest] * ndim
+    values[_axis(axis, ndim)] = _per_axis(value, 1, name, kind)[0]
+    return values
+
+
+def maximum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.maximum_filter1d along any axis with an odd ``size`` (see maximum_filter)."""
+    x = _array(input, _MORPH_DTYPES, "maximum_filter1d")
+    sizes = _along(size, axis, x.ndim, 1, "size", int)
+    return _extremum_filter("dilation", "maximum_filter1d", x, sizes, None, output, mode, cval, origin, None)
+
+
+def minimum_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.minimum_filter1d along any axis (see minimum_filter)."""
+    x = _array(input, _MORPH_DTYPES, "minimum_filter1d")
+    sizes = _along(size, axis, x.ndim, 1, "size", int)
+    return _morph("erosion", "minimum_filter1d", x, sizes, None, None, output, mode, cval, origin)
 
 
 def _taps(weights):
@@ -505,6 +530,43 @@ def gaussian_filter(
         raise ValueError(f"gpuprims: truncate must be finite and non-negative, got {truncate}")
     y = _nd("gaussian", x, floats=sigmas, truncate=truncate, mode=mode, cval=cval)
     return _output(y, output, "gaussian_filter")
+
+
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0, *, radius=None):
+    """scipy.ndimage.gaussian_filter1d: gaussian_filter with ``sigma`` along ``axis`` alone (the
+    same taps and pass)."""
+    if order != 0 or radius is not None:
+        raise NotImplementedError("gpuprims.gaussian_filter1d: derivative orders and radius are not supported")
+    x = _array(input, _MORPH_DTYPES, "gaussian_filter1d")
+    sigmas = _along(sigma, axis, x.ndim, 0.0, "sigma", float)
+    return gaussian_filter(x, sigmas, 0, output, mode, cval, truncate)
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0):
+    """scipy.ndimage.prewitt along ``axis``: correlate1d with [-1, 0, 1] along it, then [1, 1, 1]
+    along every other axis, each pass written in the output's dtype, bit for bit; in an unsigned
+    dtype negative values saturate at 0 (scipy's C cast wraps them): take float32 for signed
+    derivatives."""
+    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "prewitt"), output, _MORPH_DTYPES, "prewitt")
+    a = _axis(axis, x.ndim)
+    y = correlate1d(x, [-1.0, 0.0, 1.0], a, mode=mode, cval=cval)
+    for other in range(x.ndim):
+        if other != a:
+            y = correlate1d(y, [1.0, 1.0, 1.0], other, mode=mode, cval=cval)
+    return _output(y, output, "prewitt")
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
+    """scipy.ndimage.laplace: the sum over the axes of correlate1d with [1, -2, 1], each term and
+    the sum in the output's dtype, bit for bit; in an unsigned dtype a negative term saturates at
+    0 (scipy's C cast wraps it): take float32."""
+    if axes is not None:
+        raise NotImplementedError("gpuprims.laplace: axes is not supported")
+    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "laplace"), output, _MORPH_DTYPES, "laplace")
+    y = correlate1d(x, [1.0, -2.0, 1.0], 0, mode=mode, cval=cval)
+    for a in range(1, x.ndim):
+        y += correlate1d(x, [1.0, -2.0, 1.0], a, mode=mode, cval=cval)
+    return _output(y, output, "laplace")
 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):

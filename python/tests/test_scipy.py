@@ -82,6 +82,31 @@ def test_linear(shape, mode):
         assert np.abs(d).max() <= 1
 
 
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("mode", MODES)
+def test_one_axis_names_and_derivatives(shape, mode):
+    """gaussian_filter1d, maximum_filter1d, minimum_filter1d along every axis; prewitt and laplace
+    (float32: scipy wraps unsigned negatives, gpuprims saturates)."""
+    xu, xf = arr(shape, np.uint8), arr(shape, np.float32)
+    for axis in range(-len(shape), len(shape)):
+        for f, size in [("maximum_filter1d", 5), ("minimum_filter1d", 4)]:
+            for v in views(xu):
+                np.testing.assert_array_equal(
+                    getattr(gpuprims, f)(v, size, axis, mode=mode, cval=7), getattr(ndimage, f)(xu, size, axis, mode=mode, cval=7)
+                )
+        np.testing.assert_allclose(
+            gpuprims.gaussian_filter1d(xf, 1.5, axis, mode=mode), ndimage.gaussian_filter1d(xf, 1.5, axis, mode=mode),
+            rtol=1e-5, atol=1e-4,
+        )
+        np.testing.assert_array_equal(
+            gpuprims.prewitt(xf, axis, mode=mode, cval=2.5), ndimage.prewitt(xf, axis, mode=mode, cval=2.5)
+        )
+    np.testing.assert_array_equal(gpuprims.laplace(xf, mode=mode, cval=2.5), ndimage.laplace(xf, mode=mode, cval=2.5))
+    np.testing.assert_array_equal(
+        gpuprims.laplace(xu, output=np.float32, mode=mode), ndimage.laplace(xu, output=np.float32, mode=mode)
+    )
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_output_dtypes_and_constants(mode):
     """scipy writes each pass in the output's dtype and reads a constant border as the unrounded
