@@ -330,11 +330,11 @@ def _morph(op, name, input, size, footprint, structure, output, mode, cval, orig
     x = _array(input, _MORPH_DTYPES, name)
     if op in ("dilation", "erosion"):
         x = _in_output_dtype(x, output, _MORPH_DTYPES, name)
-    elif _output_dtype(x, output, _MORPH_DTYPES, name) is not None and _mode(mode) == "constant":
+    elif (dt := _output_dtype(x, output, _MORPH_DTYPES, name)) is not None and _mode(mode) == "constant":
         # scipy runs the first step in the input's dtype and only the last in the output's: a
         # constant then enters the two steps differently.
         if _cval(cval) != math.trunc(_cval(cval)):
-            raise NotImplementedError(f"gpuprims.{name}: a fractional cval with output {np.dtype(output)}")
+            raise NotImplementedError(f"gpuprims.{name}: a fractional cval with output {dt}")
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint and structure are not supported)")
     sizes = _per_axis(size, x.ndim, "size")

@@ -41,6 +41,7 @@ def test_import_and_device_report():
         (lambda: gpuprims.correlate1d(X, [1.0, 2.0, 1.0], mode="constant", cval=300), NotImplementedError),
         (lambda: gpuprims.grey_dilation(X, size=3, mode="constant", cval=-1), NotImplementedError),
         (lambda: gpuprims.grey_opening(X, size=3, mode="constant", cval=2.5, output=np.float32), NotImplementedError),
+        (lambda: gpuprims.grey_closing(X, size=3, mode="constant", cval=2.5, output=np.zeros(X.shape, np.float32)), NotImplementedError),
         (lambda: gpuprims.gaussian_filter(X.astype(np.float32), 1.0, output=np.uint8), NotImplementedError),
         (lambda: gpuprims.uniform_filter(X, 3, output=np.int8), NotImplementedError),
         (lambda: gpuprims.maximum_filter1d(X, 4), NotImplementedError),
