@@ -138,7 +138,7 @@ def _call(native, x, *args):
 def _nd(op, x, ints=(), floats=(), axis=0, truncate=0.0, mode="reflect", cval=0.0):
     """Runs n-D ``op`` (see ``_call`` for the kinds of ``x``)."""
     mode, cval = _mode(mode), _cval(cval)
-    if mode == "constant" and cval != 0.0:
+    if cval != 0.0 and mode == "constant":
         dtype = _dtype_of(x)
         if dtype.kind in "ui":
             cval = _constant_for(op, dtype, cval)
@@ -225,6 +225,8 @@ def _in_output_dtype(x, output, dtypes, op):
     """``x`` in the dtype of scipy's ``output`` (see ``_output_dtype``). scipy writes every pass of
     an op in the output's dtype, reading the input's values as floats: running the op on the input
     converted to that dtype gives the same result."""
+    if output is None:
+        return x
     dt = _output_dtype(x, output, dtypes, op)
     if dt is None:
         return x

@@ -53,7 +53,9 @@ def _morph(op, name, input, size, footprint, structure, output, mode, cval, orig
     _no("structure", structure)
     _no("origin", origin, 0)
     x = _array(input, _MORPH_DTYPES, name)
-    if op in ("dilation", "erosion"):
+    if output is None:
+        pass
+    elif op in ("dilation", "erosion"):
         x = _in_output_dtype(x, output, _MORPH_DTYPES, name)
     elif (dt := _output_dtype(x, output, _MORPH_DTYPES, name)) is not None and _mode(mode) == "constant":
         # scipy runs the first step in the input's dtype and only the last in the output's: a
