@@ -27,80 +27,11 @@ an integer input's range (or fractional, for its sums) — raises ``NotImplement
 ``TypeError`` naming it, never a silent difference.
 """
 
-from . import _native
-from ._ops import (
-    Chain,
-    avg_pool2d,
-    gaussian3x3,
-    local_mean_variance,
-    local_std,
-    max,
-    max_pool2d,
-    mean_variance,
-    min,
-    sum,
-    sum_of_squares,
-    window_sum_sumsq,
-)
-from .ndimage import (
-    convolve,
-    convolve1d,
-    correlate,
-    correlate1d,
-    gaussian_filter,
-    gaussian_filter1d,
-    grey_closing,
-    grey_dilation,
-    grey_erosion,
-    grey_opening,
-    laplace,
-    maximum_filter,
-    maximum_filter1d,
-    minimum_filter,
-    minimum_filter1d,
-    morphological_gradient,
-    prewitt,
-    sobel,
-    uniform_filter,
-    uniform_filter1d,
-)
+from . import _native, _ops, ndimage
+from ._ops import *  # noqa: F403 (the names in _ops.__all__)
+from .ndimage import *  # noqa: F403 (the names in ndimage.__all__)
 
-__all__ = [
-    "Chain",
-    "avg_pool2d",
-    "convolve",
-    "convolve1d",
-    "correlate",
-    "correlate1d",
-    "device",
-    "gaussian_filter",
-    "gaussian_filter1d",
-    "grey_closing",
-    "grey_dilation",
-    "grey_erosion",
-    "grey_opening",
-    "gaussian3x3",
-    "laplace",
-    "local_mean_variance",
-    "local_std",
-    "max",
-    "max_pool2d",
-    "maximum_filter",
-    "maximum_filter1d",
-    "mean_variance",
-    "min",
-    "minimum_filter",
-    "minimum_filter1d",
-    "morphological_gradient",
-    "ndimage",
-    "prewitt",
-    "sobel",
-    "sum",
-    "sum_of_squares",
-    "uniform_filter",
-    "uniform_filter1d",
-    "window_sum_sumsq",
-]
+__all__ = sorted(["device", "ndimage", *_ops.__all__, *ndimage.__all__], key=str.lower)
 
 
 def device():

@@ -8,6 +8,22 @@ import numpy as np
 from . import _native
 from ._core import _MORPH_DTYPES, _UNIFORM_DTYPES, _array, _call, _cval, _dtype_of, _kind, _mode, _per_axis
 
+__all__ = [
+    "avg_pool2d",
+    "Chain",
+    "gaussian3x3",
+    "local_mean_variance",
+    "local_std",
+    "max",
+    "max_pool2d",
+    "mean_variance",
+    "min",
+    "sum",
+    "sum_of_squares",
+    "window_sum_sumsq",
+]
+
+
 def local_mean_variance(input, size, mode="reflect", cval=0.0, dtype=np.float32):
     """gpuprims's local mean and population variance over boxes of ``size`` (one per axis or a
     scalar): exact sums for integers (the variance rounded once), f64 sums for floats."""
