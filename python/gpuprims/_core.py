@@ -61,9 +61,10 @@ def _dtype_of(x):
     return np.dtype(x.dtype)
 
 
-def _array(x, dtypes, op):
+def _array(x, dtypes, op, output=None):
     """The input checked: a NumPy array (array-likes converted), or a CuPy array or a CUDA
-    PyTorch tensor left where it is."""
+    PyTorch tensor left where it is; in the dtype of scipy's ``output`` where one is given (see
+    ``_in_output_dtype``)."""
     kind = _kind(x)
     if kind == "torch" and not x.is_cuda:
         raise TypeError(f"gpuprims.{op}: a CPU torch tensor; pass tensor.numpy() or a CUDA tensor")
@@ -74,7 +75,7 @@ def _array(x, dtypes, op):
         raise TypeError(f"gpuprims.{op} takes {names} arrays, got {_dtype_of(x)}")
     if x.ndim == 0:
         raise ValueError(f"gpuprims.{op}: a 0-dimensional array has no axis to filter")
-    return x
+    return x if output is None else _in_output_dtype(x, output, dtypes, op)
 
 
 def _torch_stream(torch):
@@ -203,13 +204,18 @@ def _output(result, output, op):
     return result.astype(np.dtype(output))
 
 
+def _dtype_arg(output):
+    """The dtype scipy's ``output`` names: a dtype, or an array's."""
+    return output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+
+
 def _output_dtype(x, output, dtypes, op):
     """The dtype of scipy's ``output`` (a dtype or an array) where it differs from ``x``'s, else
     None: one of ``dtypes`` that ``x`` converts to exactly (uint8 → uint16, float32 …); a
     narrowing or unsupported one is NotImplementedError."""
     if output is None:
         return None
-    dt = output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+    dt = _dtype_arg(output)
     src = _dtype_of(x)
     if dt == src:
         return None
@@ -225,8 +231,6 @@ def _in_output_dtype(x, output, dtypes, op):
     """``x`` in the dtype of scipy's ``output`` (see ``_output_dtype``). scipy writes every pass of
     an op in the output's dtype, reading the input's values as floats: running the op on the input
     converted to that dtype gives the same result."""
-    if output is None:
-        return x
     dt = _output_dtype(x, output, dtypes, op)
     if dt is None:
         return x

@@ -13,6 +13,7 @@ from ._core import (
     _axis,
     _call,
     _cval,
+    _dtype_arg,
     _dtype_of,
     _in_output_dtype,
     _kind,
@@ -52,15 +53,14 @@ def _morph(op, name, input, size, footprint, structure, output, mode, cval, orig
     _no("footprint", footprint)
     _no("structure", structure)
     _no("origin", origin, 0)
-    x = _array(input, _MORPH_DTYPES, name)
-    if output is None:
-        pass
-    elif op in ("dilation", "erosion"):
-        x = _in_output_dtype(x, output, _MORPH_DTYPES, name)
-    elif (dt := _output_dtype(x, output, _MORPH_DTYPES, name)) is not None and _mode(mode) == "constant":
+    if op in ("dilation", "erosion"):
+        x = _array(input, _MORPH_DTYPES, name, output)
+    else:
         # scipy runs the first step in the input's dtype and only the last in the output's: a
-        # constant then enters the two steps differently.
-        if _cval(cval) != math.trunc(_cval(cval)):
+        # fractional constant then enters the two steps differently.
+        x = _array(input, _MORPH_DTYPES, name)
+        dt = _output_dtype(x, output, _MORPH_DTYPES, name)
+        if dt is not None and _mode(mode) == "constant" and _cval(cval) != math.trunc(_cval(cval)):
             raise NotImplementedError(f"gpuprims.{name}: a fractional cval with output {dt}")
     if size is None:
         raise TypeError(f"gpuprims.{name}: size is required (footprint and structure are not supported)")
@@ -129,7 +129,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     if axes is not None:
         raise NotImplementedError("gpuprims.uniform_filter: axes is not supported")
     _no("origin", origin, 0)
-    x = _in_output_dtype(_array(input, _UNIFORM_DTYPES, "uniform_filter"), output, _UNIFORM_DTYPES, "uniform_filter")
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter", output)
     sizes = _per_axis(size, x.ndim, "size")
     return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter")
 
@@ -137,8 +137,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0):
     """scipy.ndimage.uniform_filter1d along any axis, bit for bit (see uniform_filter)."""
     _no("origin", origin, 0)
-    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d")
-    x = _in_output_dtype(x, output, _UNIFORM_DTYPES, "uniform_filter1d")
+    x = _array(input, _UNIFORM_DTYPES, "uniform_filter1d", output)
     sizes = _along(size, axis, x.ndim, 1, "size", int)
     return _output(_nd("uniform", x, ints=sizes, mode=mode, cval=cval), output, "uniform_filter1d")
 
@@ -178,7 +177,7 @@ def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, 
     summation order, written in the output's dtype). uint8, uint16, float32. Integer results that
     fall outside the dtype saturate (scipy's C cast is platform-defined there)."""
     _no("origin", origin, 0)
-    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "correlate1d"), output, _MORPH_DTYPES, "correlate1d")
+    x = _array(input, _MORPH_DTYPES, "correlate1d", output)
     y = _nd("correlate1d", x, floats=_taps(weights), axis=_axis(axis, x.ndim), mode=mode, cval=cval)
     return _output(y, output, "correlate1d")
 
@@ -220,14 +219,11 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *
     _no("origin", origin, 0)
     if axes is not None:
         raise NotImplementedError("gpuprims.correlate: axes is not supported")
-    x = _in_output_dtype(_array(input, (np.float32,), "correlate"), output, (np.float32,), "correlate")
+    x = _array(input, (np.float32,), "correlate", output)
     w = _weights2d(weights, x.ndim, "correlate")
-    if x.ndim == 1:
-        y = _call(_native.correlate2d, x[None], [float(v) for v in w.ravel()], w.shape, _mode(mode), _cval(cval))
-        y = y.reshape(x.shape)
-    else:
-        y = _call(_native.correlate2d, x, [float(v) for v in w.ravel()], w.shape, _mode(mode), _cval(cval))
-    return _output(y, output, "correlate")
+    planes = x[None] if x.ndim == 1 else x  # a 1-D input as one row
+    y = _call(_native.correlate2d, planes, w.ravel().tolist(), w.shape, _mode(mode), _cval(cval))
+    return _output(y.reshape(x.shape) if x.ndim == 1 else y, output, "correlate")
 
 
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, *, axes=None):
@@ -250,7 +246,7 @@ def gaussian_filter(
         raise NotImplementedError("gpuprims.gaussian_filter: derivative orders are not supported")
     if radius is not None or axes is not None:
         raise NotImplementedError("gpuprims.gaussian_filter: radius and axes are not supported")
-    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "gaussian_filter"), output, _MORPH_DTYPES, "gaussian_filter")
+    x = _array(input, _MORPH_DTYPES, "gaussian_filter", output)
     sigmas = _per_axis(sigma, x.ndim, "sigma", float)
     truncate = float(truncate)
     if not np.isfinite(truncate) or truncate < 0:
@@ -274,7 +270,7 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0):
     along every other axis, each pass written in the output's dtype, bit for bit; in an unsigned
     dtype negative values saturate at 0 (scipy's C cast wraps them): take float32 for signed
     derivatives."""
-    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "prewitt"), output, _MORPH_DTYPES, "prewitt")
+    x = _array(input, _MORPH_DTYPES, "prewitt", output)
     a = _axis(axis, x.ndim)
     y = correlate1d(x, [-1.0, 0.0, 1.0], a, mode=mode, cval=cval)
     for other in range(x.ndim):
@@ -289,7 +285,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None):
     0 (scipy's C cast wraps it): take float32."""
     if axes is not None:
         raise NotImplementedError("gpuprims.laplace: axes is not supported")
-    x = _in_output_dtype(_array(input, _MORPH_DTYPES, "laplace"), output, _MORPH_DTYPES, "laplace")
+    x = _array(input, _MORPH_DTYPES, "laplace", output)
     y = correlate1d(x, [1.0, -2.0, 1.0], 0, mode=mode, cval=cval)
     for a in range(1, x.ndim):
         y += correlate1d(x, [1.0, -2.0, 1.0], a, mode=mode, cval=cval)
@@ -303,7 +299,7 @@ def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0):
     nonzero constant mode scipy applies the constant to each pass's intermediate; so does this."""
     x = _array(input, _MORPH_DTYPES, "sobel")
     a = _axis(axis, x.ndim)
-    dtype = None if output is None else output.dtype if isinstance(output, np.ndarray) else np.dtype(output)
+    dtype = None if output is None else _dtype_arg(output)
     if dtype == np.int16 and _dtype_of(x) == np.uint8:
         constant = _mode(mode) == "constant"
         if x.ndim == 2 and (not constant or _cval(cval) == 0.0):
