@@ -285,6 +285,26 @@ pub const PASS_ROW_WARPS: u32 = 4;
 /// Dynamic shared memory of a row-run block: its warps' segments.
 pub const PASS_ROW_SHARED_BYTES: u32 = PASS_ROW_WARPS * PASS_ROW_SLOTS * 8;
 
+/// Output tile of the fused separable kernel (`linear_*_tile`): 48 columns × 32 rows. A block of
+/// [`BLOCK_THREADS`] stages the tile and [`PASS_MAX_RADIUS`] on every side (64 × 48 samples), so
+/// its column pass is one run of [`PASS_RUN`] rows for every thread (64 columns × 4 runs).
+pub const PASS_TILE_W: u32 = 48;
+pub const PASS_TILE_H: u32 = 32;
+const _: () = assert!((PASS_TILE_W + 2 * PASS_MAX_RADIUS) * (PASS_TILE_H / PASS_RUN) == BLOCK_THREADS);
+const _: () = assert!(PASS_TILE_W + 2 * PASS_MAX_RADIUS == 64 && PASS_TILE_H == 32);
+/// f64 slots between two staged rows of the fused kernel: the staged row and one pad, an odd
+/// count, so 32 lanes on 32 rows of one column hit distinct banks (the row pass's lanes).
+pub const PASS_TILE_PITCH: u32 = PASS_TILE_W + 2 * PASS_MAX_RADIUS + 1;
+/// Dynamic shared memory of a fused-kernel block: its staged rows as f64. The column pass's
+/// results replace the rows it has read, the row pass's the first rows, so nothing else is kept.
+pub const PASS_TILE_SHARED_BYTES: u32 = (PASS_TILE_H + 2 * PASS_MAX_RADIUS) * PASS_TILE_PITCH * 8;
+
+/// [`Filter2dArgs::shift`] of the fused kernel: the column taps' symmetry code in the low byte,
+/// the row taps' in the next (each a [`symmetry`] code).
+pub const fn tile_symmetries(cols: u32, rows: u32) -> u32 {
+    cols | rows << 8
+}
+
 /// Whether a pass with these taps runs in runs (the column pass's register path, the row-run
 /// pass): symmetric or antisymmetric taps of radius at most [`PASS_MAX_RADIUS`].
 pub fn pass_runs(k: &[f64]) -> bool {
@@ -411,7 +431,8 @@ macro_rules! for_each_pass_instance {
     };
 }
 
-/// Symbols of a pass instance: column pass, row pass, row-run pass ([`pass_runs`] taps).
+/// Symbols of a pass instance: column pass, row pass, row-run pass ([`pass_runs`] taps), and the
+/// fused column-then-row tile ([`pass_runs`] taps on both axes).
 #[macro_export]
 macro_rules! pass_kernel_names {
     ($inst:ident) => {
@@ -419,6 +440,7 @@ macro_rules! pass_kernel_names {
             $crate::linear_kernel_name!($inst, "cols"),
             $crate::linear_kernel_name!($inst, "rows"),
             $crate::linear_kernel_name!($inst, "rows_run"),
+            $crate::linear_kernel_name!($inst, "tile"),
         ]
     };
 }

@@ -12,7 +12,8 @@
 mod support;
 
 use gpuprims::cpu::nd::{self, Anchor};
-use gpuprims::{Border, DeviceArray, Gpu, Result};
+use gpuprims::ops::filter2d::gaussian_kernel;
+use gpuprims::{Border, DeviceArray, Filter2dPlan, Filter2dShape, Gpu, Result};
 use ndarray::{Array3, IxDyn};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -231,6 +232,55 @@ fn timings(gpu: &Gpu, copy: f64, quick: bool) -> Result<Vec<support::Row>> {
         quick,
         || gpu.gaussian_nd(&xf, &[2.0; 3], 4.0, b),
     )?);
+    // The Gaussian's (y, x) pair alone: the fused tile kernel and its baseline, two passes
+    // through a scratch volume (the same bits).
+    let planes = Filter2dShape {
+        planes: f_shape[0],
+        h: f_shape[1],
+        w: f_shape[2],
+    };
+    let taps = gaussian_kernel(2.0, 4.0);
+    let mut yf = DeviceArray::<f32, IxDyn>::uninit(gpu, IxDyn(&f_shape))?;
+    // And the axis-0 pass: the column pass over the volume as one 512 × 512² plane, and the tile
+    // kernel there with the one-tap row pass `[1]` (the same bits).
+    let column = Filter2dShape {
+        planes: 1,
+        h: f_shape[0],
+        w: f_shape[1] * f_shape[2],
+    };
+    rows.push(timed(
+        gpu,
+        copy,
+        "gaussian σ=2 axis 0: column pass".into(),
+        fs.clone(),
+        8.0 * n_f as f64,
+        quick,
+        || gpu.gaussian_nd(&xf, &[2.0, 0.0, 0.0], 4.0, b),
+    )?);
+    for (label, plan) in [
+        (
+            "gaussian σ=2 axis 0: tile, [1] rows",
+            Filter2dPlan::separable(gpu, column, &taps, &[1.0], b)?,
+        ),
+        (
+            "gaussian σ=2 axes 1, 2: fused tile",
+            Filter2dPlan::separable(gpu, planes, &taps, &taps, b)?,
+        ),
+        (
+            "gaussian σ=2 axes 1, 2: two passes",
+            Filter2dPlan::separable_passes(gpu, planes, &taps, &taps, b)?,
+        ),
+    ] {
+        rows.push(timed(
+            gpu,
+            copy,
+            label.into(),
+            fs.clone(),
+            8.0 * n_f as f64,
+            quick,
+            || plan.enqueue(gpu, xf.as_slice(), yf.as_mut_slice()),
+        )?);
+    }
     for k in [5, 31] {
         rows.push(timed(
             gpu,

@@ -478,6 +478,67 @@ fn gaussian_sigma_trial<T: El>(gpu: &Gpu) -> Result<(), Failed> {
     Ok(())
 }
 
+/// The fused separable kernel (one launch, the intermediate in shared memory) against the CPU
+/// oracle and the two-pass plan, bit for bit: symmetric and antisymmetric taps of radius 0 to 8
+/// on either axis, tiles cut by the plane's edges (48 × 32 outputs a block), planes narrower and
+/// shorter than the halo, NaNs in f32, every border.
+fn separable_tile_trial<T: El>(gpu: &Gpu) -> Result<(), Failed> {
+    let mut r = rng(31);
+    let mut taps = |radius: usize, anti: bool| -> Vec<f64> {
+        let half: Vec<f64> = (0..radius).map(|_| r.random_range(-2.0..2.0)).collect();
+        let centre = if anti { 0.0 } else { r.random_range(0.5..3.0) };
+        let sign = if anti { -1.0 } else { 1.0 };
+        half.iter()
+            .rev()
+            .map(|v| sign * v)
+            .chain([centre])
+            .chain(half.iter().copied())
+            .collect()
+    };
+    let cases = [
+        (taps(8, false), taps(8, false)),
+        (taps(0, false), taps(3, false)),
+        (taps(1, true), taps(1, false)),
+        (taps(8, true), taps(5, true)),
+        (taps(2, false), taps(8, true)),
+    ];
+    let shapes: [&[usize]; 7] = [&[1, 1], &[1, 37], &[41, 1], &[5, 7], &[33, 49], &[2, 97, 95], &[64, 96]];
+    for (si, shape) in shapes.iter().enumerate() {
+        let (h, w) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+        let planes = shape.iter().product::<usize>() / (h * w);
+        let s = Filter2dShape { planes, h, w };
+        let x = image::<T>(shape, 900 + si as u64, true);
+        let xd = DeviceArray::upload(gpu, &x)?;
+        for (ky, kx) in &cases {
+            for border in Border::ALL {
+                let what = format!("{shape:?} {}×{} {border:?}", ky.len(), kx.len());
+                let fused = Filter2dPlan::<T>::separable(gpu, s, ky, kx, border)?;
+                if fused.variant() != gpuprims::Filter2dPlanVariant::SeparableTile {
+                    return Err(format!("{what}: planned {}, want the fused tile", fused.variant().name()).into());
+                }
+                let passes = Filter2dPlan::<T>::separable_passes(gpu, s, ky, kx, border)?;
+                let mut got = Vec::new();
+                for plan in [fused, passes] {
+                    let mut y = DeviceArray::<T, IxDyn>::uninit(gpu, x.raw_dim())?;
+                    gpu.poison(y.as_mut_slice())?;
+                    plan.enqueue(gpu, xd.as_slice(), y.as_mut_slice())?;
+                    got.push(f64s(&y.download(gpu)?));
+                }
+                let want: Vec<f64> = x
+                    .as_slice()
+                    .expect("contiguous")
+                    .chunks(h * w)
+                    .flat_map(|p| cpu::separable2d(p, h, w, ky, kx, border))
+                    .map(|v| v.to_f64())
+                    .collect();
+                close(&got[0], &want, 0.0, &format!("fused {what}"))?;
+                close(&got[1], &want, 0.0, &format!("two passes {what}"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn composites(gpu: &Gpu) -> Result<(), Failed> {
     let x = image::<u8>(&[2, 45, 77], 5, false);
     let xs = x.as_slice().expect("contiguous");
@@ -940,6 +1001,18 @@ pub fn trials() -> Vec<Trial> {
     t.push(gpu_trial(
         "gpu_filter2d::gaussian_sigma_f32".into(),
         gaussian_sigma_trial::<f32>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::separable_tile_u8".into(),
+        separable_tile_trial::<u8>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::separable_tile_u16".into(),
+        separable_tile_trial::<u16>,
+    ));
+    t.push(gpu_trial(
+        "gpu_filter2d::separable_tile_f32".into(),
+        separable_tile_trial::<f32>,
     ));
     t.push(gpu_trial(
         "gpu_filter2d::gradient_opening_closing_magnitude".into(),

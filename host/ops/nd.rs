@@ -219,6 +219,8 @@ impl Gpu {
     }
 
     /// Runs scipy's chain of 1D correlations `(axis, taps)` over `x`, each pass written in `T`.
+    /// A pass along the second-to-last axis followed by one along the last is one separable plan
+    /// over the trailing planes ([`Filter2dPlan::separable`]: one kernel for the Gaussians).
     fn correlate_chain<T: Filter2dElement, X: Operand<Elem = T>>(
         &self,
         x: X,
@@ -227,13 +229,26 @@ impl Gpu {
     ) -> Result<X::Output<T>> {
         let dim = x.dims();
         let shape = dim.slice();
-        let plans = passes
-            .iter()
-            .map(|(axis, taps)| {
-                let (s, along) = plane_of(shape, *axis)?;
-                Filter2dPlan::pass(self, s, taps, along, border)
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let d = shape.len();
+        let mut plans = Vec::with_capacity(passes.len());
+        let mut i = 0;
+        while i < passes.len() {
+            let (axis, taps) = (passes[i].0, &passes[i].1);
+            if d >= 2 && axis == d - 2 && passes.get(i + 1).is_some_and(|p| p.0 == d - 1) {
+                axis_split(shape, axis)?;
+                let s = Filter2dShape {
+                    planes: shape[..d - 2].iter().product(),
+                    h: shape[d - 2],
+                    w: shape[d - 1],
+                };
+                plans.push(Filter2dPlan::separable(self, s, taps, &passes[i + 1].1, border)?);
+                i += 2;
+            } else {
+                let (s, along) = plane_of(shape, axis)?;
+                plans.push(Filter2dPlan::pass(self, s, taps, along, border)?);
+                i += 1;
+            }
+        }
         let y = match x.device(self)? {
             Some(input) => self.run_plans(input.slice(), &dim, plans)?,
             None => DeviceArray::uninit(self, dim)?,

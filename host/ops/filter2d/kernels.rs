@@ -62,7 +62,7 @@ crate::for_each_linear_instance!(linear_table);
 
 macro_rules! pass_table {
     ($($inst:ident => $t:ty, $acc:ty;)*) => {
-        instance_enum!(PassInstance, pass_kernel_names, 3, "A separable-pass kernel instance."; $($inst)*);
+        instance_enum!(PassInstance, pass_kernel_names, 4, "A separable-pass kernel instance."; $($inst)*);
     };
 }
 crate::for_each_pass_instance!(pass_table);
@@ -126,7 +126,7 @@ unsafe impl<T: DeviceRepr> DeviceRepr for Filter2dArgs<T> {}
 pub(crate) struct Filter2dKernels {
     pub(super) morph: Vec<[KernelId; 13]>,
     pub(super) linear: Vec<[KernelId; 3]>,
-    pub(super) passes: Vec<[KernelId; 3]>,
+    pub(super) passes: Vec<[KernelId; 4]>,
     pub(super) fixed3: Vec<KernelId>,
     pub(super) word_tile: Vec<KernelId>,
     pub(super) word_tile_any: Vec<KernelId>,

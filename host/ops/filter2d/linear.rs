@@ -44,8 +44,23 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         )
     }
 
-    /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows.
+    /// Plans [`Gpu::separable2d`]: `ky` down the columns, then `kx` along the rows — in one
+    /// kernel through shared memory where both are [`pass_runs`] taps (symmetric or
+    /// antisymmetric, radius ≤ 8: the Gaussians, Sobel and Prewitt; the intermediate image is
+    /// neither written nor read back), else as [`Filter2dPlan::separable_passes`]. Both give the
+    /// same bits.
     pub fn separable(gpu: &Gpu, s: Filter2dShape, ky: &[f64], kx: &[f64], border: Border) -> Result<Self> {
+        let passes = [(ky, Axis2d::Columns), (kx, Axis2d::Rows)];
+        if pass_runs(ky) && pass_runs(kx) {
+            Self::fused(gpu, s, &passes, border)
+        } else {
+            Self::passes(gpu, s, &passes, border)
+        }
+    }
+
+    /// [`Filter2dPlan::separable`] as two passes through a scratch image, whatever the taps (the
+    /// fused kernel's baseline).
+    pub fn separable_passes(gpu: &Gpu, s: Filter2dShape, ky: &[f64], kx: &[f64], border: Border) -> Result<Self> {
         Self::passes(gpu, s, &[(ky, Axis2d::Columns), (kx, Axis2d::Rows)], border)
     }
 
@@ -59,6 +74,16 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
     /// One or two separable passes, each from the last one's result (through the scratch image),
     /// their taps one after the other in the plan's constant-bank content.
     fn passes(gpu: &Gpu, s: Filter2dShape, passes: &[(&[f64], Axis2d)], border: Border) -> Result<Self> {
+        Self::build(gpu, s, passes, border, false)
+    }
+
+    /// A column pass and a row pass of [`pass_runs`] taps as one launch of the fused tile kernel.
+    fn fused(gpu: &Gpu, s: Filter2dShape, passes: &[(&[f64], Axis2d); 2], border: Border) -> Result<Self> {
+        Self::build(gpu, s, passes, border, true)
+    }
+
+    /// The launches of [`Filter2dPlan::passes`] (`fused`: one launch of the tile kernel).
+    fn build(gpu: &Gpu, s: Filter2dShape, passes: &[(&[f64], Axis2d)], border: Border, fused: bool) -> Result<Self> {
         check_shape(s)?;
         for &(k, along) in passes {
             let name = match along {
@@ -110,6 +135,20 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
                 Axis2d::Rows => (1, cfg(tiles(s, 32, 8, "separable")?, BLOCK_THREADS, 0)),
             })
         };
+        if fused {
+            let mut a = base;
+            a.shift = tile_symmetries(symmetry(passes[0].0), symmetry(passes[1].0));
+            let grid = tiles(s, PASS_TILE_W as usize, PASS_TILE_H as usize, "separable")?;
+            let stage = Stage {
+                func: gpu.kernel(fs[3])?.clone(),
+                cfg: cfg(grid, BLOCK_THREADS, PASS_TILE_SHARED_BYTES as u64),
+                args: a,
+                from: Buf::Input,
+                to: Buf::Output,
+                unaligned: None,
+            };
+            return Self::new(gpu, s, vec![stage], Some(&bytes), Filter2dPlanVariant::SeparableTile);
+        }
         let last = passes.len() - 1;
         let mut offset = 0;
         let mut stages = Vec::with_capacity(passes.len());

@@ -222,6 +222,8 @@ pub enum Filter2dPlanVariant {
     Linear(Filter2dVariant),
     /// A column pass then a row pass of 1D taps (f64 taps, scipy's arithmetic).
     Separable,
+    /// The same two passes in one kernel, the intermediate kept in shared memory.
+    SeparableTile,
 }
 
 impl Filter2dPlanVariant {
@@ -231,6 +233,7 @@ impl Filter2dPlanVariant {
             Filter2dPlanVariant::Morph(v) => v.name(),
             Filter2dPlanVariant::Linear(v) => v.name(),
             Filter2dPlanVariant::Separable => "separable",
+            Filter2dPlanVariant::SeparableTile => "separable-tile",
         }
     }
 }

@@ -379,6 +379,103 @@ pub unsafe fn correlate_rows_run<T: PassPixel>(x: *const T, y: *mut T, a: &Args<
     }
 }
 
+/// A column pass then a row pass in one kernel (taps `kh` at `tap_offset`, then `kw` right after
+/// them; both [`pass_runs`] taps, symmetries in `shift` as [`tile_symmetries`]): the separable
+/// pair without the intermediate image's write and read back, bit for bit the two passes.
+///
+/// A block owns [`PASS_TILE_W`] × [`PASS_TILE_H`] outputs and stages them with [`MAXB`] samples on
+/// every side in shared memory as f64 (lanes on consecutive columns, each sample mapped through
+/// the border and converted once). Column pass: thread `t` takes staged column `t mod 64` and the
+/// run of [`RUN`] rows `t / 64` ([`pair_run`] from its 24 samples, lanes on consecutive columns);
+/// the results, rounded to `T` as the scipy pass writes them, replace the staged rows after a
+/// barrier. A staged column outside the plane is what the row pass would read there: the mapped
+/// column's result (the column pass commutes with the column mapping), or the constant itself
+/// under the constant mode. Row pass: warp `j` takes the run of columns `8j .. 8j + 8` and lane
+/// `l` row `l` (the odd [`PASS_TILE_PITCH`] puts the 32 rows in distinct banks); its outputs go
+/// back into the first staged rows and leave by coalesced row stores.
+///
+/// Shared memory: [`PASS_TILE_SHARED_BYTES`].
+pub unsafe fn correlate_tile<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) {
+    const TW: usize = PASS_TILE_W as usize;
+    const TH: usize = PASS_TILE_H as usize;
+    const SW: usize = TW + 2 * MAXB;
+    const SH: usize = TH + 2 * MAXB;
+    const P: usize = PASS_TILE_PITCH as usize;
+    const WARPS: usize = BLOCK_THREADS as usize / 32;
+    let (p, r0, c0) = tile_origin(a, TW as u32, TH as u32);
+    let plane = Plane::of(x, p, a);
+    let (tid, lane, warp) = (thread_idx() as usize, lane_idx() as usize, warp_idx() as usize);
+    // SAFETY: the host launches with PASS_TILE_SHARED_BYTES = SH · P f64.
+    let tile = unsafe { dynamic_shared::<f64>() };
+    let at = |row: usize, col: usize| row * P + col;
+    // Stage: lane `l` maps staged columns l and l + 32 once for every row.
+    let cols = [lane, lane + 32].map(|j| plane.col(c0 - MAXB as i32 + j as i32));
+    let mut i = warp;
+    while i < SH {
+        let row = plane.row(r0 - MAXB as i32 + i as i32);
+        crate::unroll!(2, |h| {
+            // SAFETY: row from plane.row, column from plane.col; at(i, ·) < SH · P.
+            unsafe {
+                tile.add(at(i, lane + 32 * h))
+                    .write(plane.at_col(row, cols[h]).to_f64())
+            };
+        });
+        i += WARPS;
+    }
+    // Column pass: staged column `j`, output rows `8q .. 8q + 8` (staged rows 8q .. 8q + 24).
+    let (j, q) = (tid % SW, tid / SW);
+    let (kh, kw) = (a.kh as usize, a.kw as usize);
+    // SAFETY: every thread reaches the barriers (no early return above or below).
+    unsafe { sync_threads() };
+    let s = run_window(kh / 2, kh - 1 - kh / 2, |t| unsafe { *tile.add(at(RUN * q + t, j)) });
+    let acc = pair_run(&s, kh / 2, a.shift & 0xff, a.tap_offset);
+    let konst = plane
+        .col(c0 - MAXB as i32 + j as i32)
+        .is_none()
+        .then(|| plane.cval.to_f64());
+    // SAFETY: every sample of the staged rows has been read.
+    unsafe { sync_threads() };
+    crate::unroll!(RUN, |u| {
+        let v = konst.unwrap_or_else(|| T::from_f64(acc[u]).to_f64());
+        // SAFETY: MAXB + RUN · q + u < SH.
+        unsafe { tile.add(at(MAXB + RUN * q + u, j)).write(v) };
+    });
+    // SAFETY: as above.
+    unsafe { sync_threads() };
+    // Row pass: warp `q` < TW / RUN on columns 8q .. 8q + 8 of row `lane`.
+    let run = warp < TW / RUN;
+    let mut out = [0.0; RUN];
+    if run {
+        let s = run_window(kw / 2, kw - 1 - kw / 2, |t| unsafe {
+            *tile.add(at(MAXB + lane, RUN * warp + t))
+        });
+        out = pair_run(&s, kw / 2, a.shift >> 8, a.tap_offset + 8 * a.kh);
+    }
+    // SAFETY: as above.
+    unsafe { sync_threads() };
+    if run {
+        crate::unroll!(RUN, |u| {
+            // SAFETY: lane < TH ≤ SH, RUN · warp + u < TW.
+            unsafe { tile.add(at(lane, RUN * warp + u)).write(out[u]) };
+        });
+    }
+    // SAFETY: as above.
+    unsafe { sync_threads() };
+    let mut i = warp;
+    while i < TH && r0 + (i as i32) < plane.h {
+        let mut c = lane;
+        while c < TW && c0 + (c as i32) < plane.w {
+            // SAFETY: (r0 + i, c0 + c) is inside the plane.
+            unsafe {
+                y.add(flat(a, p, r0 + i as i32, c0 + c as i32))
+                    .write(T::from_f64(*tile.add(at(i, c))))
+            };
+            c += 32;
+        }
+        i += WARPS;
+    }
+}
+
 /// Row pass of a separable correlation (taps `kw`) for taps [`correlate_rows_run`] does not take:
 /// one output per thread, lanes on neighbouring columns; outputs whose window lies inside the row
 /// read it directly.

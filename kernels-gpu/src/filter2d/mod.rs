@@ -202,6 +202,9 @@ macro_rules! pass_entries {
             entry!($crate::linear_kernel_name!($inst, "rows_run"), rows_run, $t, $t, super::correlate_rows_run::<$t>);
             // 5 blocks of PASS_ROW_WARPS warps per SM: at most 102 registers (ptxas takes 92).
             $crate::launch_bounds!($crate::linear_kernel_name!($inst, "rows_run"), 128, 5);
+            entry!($crate::linear_kernel_name!($inst, "tile"), tile, $t, $t, super::correlate_tile::<$t>);
+            // 2 blocks of 8 warps per SM: at 3 (85 registers) ptxas spilled 28 bytes.
+            $crate::launch_bounds!($crate::linear_kernel_name!($inst, "tile"), 256, 2);
         }
     )*};
 }
