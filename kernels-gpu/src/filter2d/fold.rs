@@ -408,26 +408,20 @@ pub unsafe fn correlate_tile<T: PassPixel>(x: *const T, y: *mut T, a: &Args<T>) 
     // SAFETY: the host launches with PASS_TILE_SHARED_BYTES = SH · P f64.
     let tile = unsafe { dynamic_shared::<f64>() };
     let at = |row: usize, col: usize| row * P + col;
-    // Stage: warp `w` takes staged rows w, w + 8, …, lane `l` columns l and l + 32, every load
-    // issued before the first store (a loop of load-then-store waited out one memory latency per
-    // row: the tile took as long as the two passes).
-    const ROWS: usize = SH / WARPS;
-    const _: () = assert!(ROWS * WARPS == SH);
+    // Stage: lane `l` maps staged columns l and l + 32 once for every row.
     let cols = [lane, lane + 32].map(|j| plane.col(c0 - MAXB as i32 + j as i32));
-    let mut v = [[plane.cval; 2]; ROWS];
-    crate::unroll!(ROWS, |k| {
-        let row = plane.row(r0 - MAXB as i32 + (warp + WARPS * k) as i32);
+    let mut i = warp;
+    while i < SH {
+        let row = plane.row(r0 - MAXB as i32 + i as i32);
         crate::unroll!(2, |h| {
-            // SAFETY: row from plane.row, column from plane.col.
-            v[k][h] = unsafe { plane.at_col(row, cols[h]) };
+            // SAFETY: row from plane.row, column from plane.col; at(i, ·) < SH · P.
+            unsafe {
+                tile.add(at(i, lane + 32 * h))
+                    .write(plane.at_col(row, cols[h]).to_f64())
+            };
         });
-    });
-    crate::unroll!(ROWS, |k| {
-        crate::unroll!(2, |h| {
-            // SAFETY: at(warp + 8k, ·) < SH · P.
-            unsafe { tile.add(at(warp + WARPS * k, lane + 32 * h)).write(v[k][h].to_f64()) };
-        });
-    });
+        i += WARPS;
+    }
     // Column pass: staged column `j`, output rows `8q .. 8q + 8` (staged rows 8q .. 8q + 24).
     let (j, q) = (tid % SW, tid / SW);
     let (kh, kw) = (a.kh as usize, a.kw as usize);
