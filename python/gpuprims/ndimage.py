@@ -2,6 +2,7 @@
 where the docstrings say so; ``gpuprims.ndimage`` as ``cupyx.scipy.ndimage`` (each name is also
 ``gpuprims.<name>``)."""
 import math
+import sys
 
 import numpy as np
 
@@ -26,6 +27,7 @@ from ._core import (
 )
 
 __all__ = [
+    "black_tophat",
     "convolve",
     "convolve1d",
     "correlate",
@@ -46,6 +48,7 @@ __all__ = [
     "sobel",
     "uniform_filter",
     "uniform_filter1d",
+    "white_tophat",
 ]
 
 
@@ -94,6 +97,27 @@ def morphological_gradient(
 ):
     """scipy.ndimage.morphological_gradient (dilation − erosion) with a box ``size``."""
     return _morph("gradient", "morphological_gradient", input, size, footprint, structure, output, mode, cval, origin)
+
+
+def _tophat(op, name, input, size, footprint, structure, output, mode, cval, origin, white):
+    y = _morph(op, name, input, size, footprint, structure, output, mode, cval, origin)
+    a, b = (input, y) if white else (y, input)
+    if _kind(y) == "torch":
+        import torch
+
+        return torch.sub(a, b, out=y)
+    lib = np if _kind(y) is None else sys.modules["cupy"]
+    return lib.subtract(a, b, out=y)
+
+
+def white_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.white_tophat (input − grey_opening) with a box ``size``, in the output's dtype."""
+    return _tophat("opening", "white_tophat", input, size, footprint, structure, output, mode, cval, origin, True)
+
+
+def black_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):
+    """scipy.ndimage.black_tophat (grey_closing − input) with a box ``size``, in the output's dtype."""
+    return _tophat("closing", "black_tophat", input, size, footprint, structure, output, mode, cval, origin, False)
 
 
 def _extremum_filter(op, name, input, size, footprint, output, mode, cval, origin, axes):

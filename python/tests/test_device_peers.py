@@ -54,7 +54,7 @@ def test_against_cupyx(cp, cndi, mode):
             h = arr(shape, dtype)
             x = cp.asarray(h)
             for size in (3, tuple(min(s + 1, 5) for s in shape)):
-                for f in ("grey_dilation", "grey_opening"):
+                for f in ("grey_dilation", "grey_opening", "white_tophat"):
                     got = getattr(gpuprims, f)(x, size=size, mode=mode, cval=7)
                     assert isinstance(got, cp.ndarray) and got.dtype == x.dtype
                     want = getattr(cndi, f)(x, size=size, mode=mode, cval=7)

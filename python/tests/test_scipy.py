@@ -34,7 +34,8 @@ def views(x):
 def test_morphology(dtype, shape, mode):
     x = arr(shape, dtype)
     for size in [3, tuple(min(s + 1, 5) for s in shape), 2]:
-        for f in ["grey_dilation", "grey_erosion", "grey_opening", "grey_closing", "morphological_gradient"]:
+        for f in ["grey_dilation", "grey_erosion", "grey_opening", "grey_closing", "morphological_gradient",
+                  "white_tophat", "black_tophat"]:
             want = getattr(ndimage, f)(x, size=size, mode=mode, cval=7)
             for v in views(x):
                 got = getattr(gpuprims, f)(v, size=size, mode=mode, cval=7)
@@ -118,10 +119,11 @@ def test_output_dtypes_and_constants(mode):
                 getattr(gpuprims, f)(x, size=(3, 2, 5), mode=mode, cval=cval),
                 getattr(ndimage, f)(x, size=(3, 2, 5), mode=mode, cval=cval), err_msg=f"{f} {cval}",
             )
-        np.testing.assert_array_equal(
-            gpuprims.grey_dilation(x, size=3, mode=mode, cval=cval, output=np.float32),
-            ndimage.grey_dilation(x, size=3, mode=mode, cval=cval, output=np.float32),
-        )
+        for f in ["grey_dilation", "white_tophat", "black_tophat"]:
+            np.testing.assert_array_equal(
+                getattr(gpuprims, f)(x, size=3, mode=mode, cval=cval, output=np.float32),
+                getattr(ndimage, f)(x, size=3, mode=mode, cval=cval, output=np.float32), err_msg=f,
+            )
         for name, kw in [("uniform_filter", dict(size=(3, 4, 5))), ("gaussian_filter", dict(sigma=1.5)),
                          ("correlate1d", dict(weights=[0.3, -1.2, 0.5], axis=1)), ("sobel", dict(axis=2))]:
             for out in (np.float32, np.zeros(x.shape, np.float32)):
