@@ -235,12 +235,8 @@ impl Gpu {
         while i < passes.len() {
             let (axis, taps) = (passes[i].0, &passes[i].1);
             if d >= 2 && axis == d - 2 && passes.get(i + 1).is_some_and(|p| p.0 == d - 1) {
-                axis_split(shape, axis)?;
-                let s = Filter2dShape {
-                    planes: shape[..d - 2].iter().product(),
-                    h: shape[d - 2],
-                    w: shape[d - 1],
-                };
+                let (planes, h, w) = crate::shape::planes_and_size(shape)?;
+                let s = Filter2dShape { planes, h, w };
                 plans.push(Filter2dPlan::separable(self, s, taps, &passes[i + 1].1, border)?);
                 i += 2;
             } else {

@@ -55,6 +55,12 @@ def _kind(x):
         return kind
 
 
+def _module(x):
+    """The array library of ``x``'s kind (numpy, cupy or torch), already imported where ``x``
+    is one of its arrays."""
+    return sys.modules[_kind(x) or "numpy"]
+
+
 def _dtype_of(x):
     if _kind(x) == "torch":
         return _np_dtype(str(x.dtype).replace("torch.", ""))

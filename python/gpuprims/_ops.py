@@ -1,12 +1,11 @@
 """torch.nn.functional's pooling names and gpuprims's own ops: the exact reductions, window
 statistics, local moments, the tutorial's Gaussian and ``Chain``."""
 import numbers
-import sys
 
 import numpy as np
 
 from . import _native
-from ._core import _MORPH_DTYPES, _UNIFORM_DTYPES, _array, _call, _cval, _dtype_of, _kind, _mode, _per_axis
+from ._core import _MORPH_DTYPES, _UNIFORM_DTYPES, _array, _call, _cval, _dtype_of, _mode, _module, _per_axis
 
 __all__ = [
     "avg_pool2d",
@@ -38,11 +37,7 @@ def local_std(input, size, mode="reflect", cval=0.0, dtype=np.float32):
     """gpuprims's local population standard deviation over boxes of ``size``: the square root of
     ``local_mean_variance``'s variance, in its dtype (one more rounding)."""
     _, var = local_mean_variance(input, size, mode, cval, dtype)
-    kind = _kind(var)
-    if kind == "torch":
-        return var.sqrt_()
-    lib = np if kind is None else sys.modules["cupy"]
-    return lib.sqrt(var, out=var)
+    return _module(var).sqrt(var, out=var)
 
 
 def _pair(v, name):

@@ -2,7 +2,6 @@
 where the docstrings say so; ``gpuprims.ndimage`` as ``cupyx.scipy.ndimage`` (each name is also
 ``gpuprims.<name>``)."""
 import math
-import sys
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from ._core import (
     _in_output_dtype,
     _kind,
     _mode,
+    _module,
     _nd,
     _no,
     _output,
@@ -102,12 +102,7 @@ def morphological_gradient(
 def _tophat(op, name, input, size, footprint, structure, output, mode, cval, origin, white):
     y = _morph(op, name, input, size, footprint, structure, output, mode, cval, origin)
     a, b = (input, y) if white else (y, input)
-    if _kind(y) == "torch":
-        import torch
-
-        return torch.sub(a, b, out=y)
-    lib = np if _kind(y) is None else sys.modules["cupy"]
-    return lib.subtract(a, b, out=y)
+    return _module(y).subtract(a, b, out=y)
 
 
 def white_tophat(input, size=None, footprint=None, structure=None, output=None, mode="reflect", cval=0.0, origin=0):

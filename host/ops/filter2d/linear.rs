@@ -50,12 +50,8 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
     /// neither written nor read back), else as [`Filter2dPlan::separable_passes`]. Both give the
     /// same bits.
     pub fn separable(gpu: &Gpu, s: Filter2dShape, ky: &[f64], kx: &[f64], border: Border) -> Result<Self> {
-        let passes = [(ky, Axis2d::Columns), (kx, Axis2d::Rows)];
-        if pass_runs(ky) && pass_runs(kx) {
-            Self::fused(gpu, s, &passes, border)
-        } else {
-            Self::passes(gpu, s, &passes, border)
-        }
+        let fused = pass_runs(ky) && pass_runs(kx);
+        Self::build(gpu, s, &[(ky, Axis2d::Columns), (kx, Axis2d::Rows)], border, fused)
     }
 
     /// [`Filter2dPlan::separable`] as two passes through a scratch image, whatever the taps (the
@@ -77,12 +73,8 @@ impl<T: Filter2dElement> Filter2dPlan<T, T> {
         Self::build(gpu, s, passes, border, false)
     }
 
-    /// A column pass and a row pass of [`pass_runs`] taps as one launch of the fused tile kernel.
-    fn fused(gpu: &Gpu, s: Filter2dShape, passes: &[(&[f64], Axis2d); 2], border: Border) -> Result<Self> {
-        Self::build(gpu, s, passes, border, true)
-    }
-
-    /// The launches of [`Filter2dPlan::passes`] (`fused`: one launch of the tile kernel).
+    /// The launches of [`Filter2dPlan::passes`]; `fused`: a column pass and a row pass of
+    /// [`pass_runs`] taps as one launch of the tile kernel.
     fn build(gpu: &Gpu, s: Filter2dShape, passes: &[(&[f64], Axis2d)], border: Border, fused: bool) -> Result<Self> {
         check_shape(s)?;
         for &(k, along) in passes {
